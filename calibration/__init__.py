@@ -1,0 +1,1 @@
+"""Table geometry and the camera-to-table homography."""

@@ -1,0 +1,1 @@
+"""Vision pipeline: frames in, observations out. Vision never decides a score."""
