@@ -1,0 +1,1 @@
+"""One module per `referee` subcommand, each exposing `register(subparsers)`."""

@@ -1,0 +1,51 @@
+"""The games the referee knows, picked by name (`--game starcluster|piratenbillard`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from .engine import RulesEngine
+from .errors import InputError
+
+
+def _starcluster(config: dict[str, Any]) -> RulesEngine:
+    from .starcluster import StarClusterConfig, StarClusterEngine
+
+    return StarClusterEngine(StarClusterConfig.from_dict(config))
+
+
+def _piratenbillard(config: dict[str, Any]) -> RulesEngine:
+    from .piratenbillard import PiratenbillardConfig, PiratenbillardEngine
+
+    return PiratenbillardEngine(PiratenbillardConfig.from_dict(config))
+
+
+GAMES: dict[str, Callable[[dict[str, Any]], RulesEngine]] = {
+    "starcluster": _starcluster,
+    "piratenbillard": _piratenbillard,
+}
+TITLES = {"starcluster": "Star Cluster Ball", "piratenbillard": "Piratenbillard"}
+
+
+def make_engine(game: str, config: dict[str, Any]) -> RulesEngine:
+    try:
+        factory = GAMES[game]
+    except KeyError:
+        raise InputError(f"unknown game {game!r}; use one of {', '.join(GAMES)}") from None
+    return factory(config)
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """Read a game config file (JSON object); the engine's config class validates the fields."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"config file {path} does not exist; check the path") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"config file {path} is not valid JSON (line {error.lineno}: {error.msg}); fix the file") from None
+    if not isinstance(data, dict):
+        raise InputError(f"config file {path} must hold a JSON object of settings")
+    return data

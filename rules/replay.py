@@ -1,0 +1,158 @@
+"""Replay an event log through a game's rules engine.
+
+The log is read and validated whole before anything is decided, so a bad line
+stops the replay with its line number and no result is produced. Umpire
+inputs are applied here, ahead of the engine: an overturned call is dropped
+from the stream, a corrected snapshot replaces the original, and each appears
+as an UMPIRE decision where the umpire gave it. The original events are never
+rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from .decisions import Decision, DecisionKind
+from .engine import RulesEngine, Standings
+from .errors import InputError
+from .events import (
+    Confirm,
+    Event,
+    LogError,
+    Overturn,
+    PlayLineCrossing,
+    SnapshotCorrection,
+    TableMovement,
+    TableSettled,
+    UmpireFoul,
+    parse_event,
+)
+from .games import GAMES, make_engine
+
+# Calls an umpire may overturn; a snapshot is fixed with snapshot_correction instead.
+OVERTURNABLE = (PlayLineCrossing, TableMovement, UmpireFoul)
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    game: str
+    decisions: tuple[Decision, ...]
+    standings: Standings
+    events: tuple[Event, ...]
+    config: dict[str, Any]
+
+
+def read_log(path: str | Path) -> list[Event]:
+    """Parse a JSON-lines event log; any malformed line raises LogError naming it."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"event log {path} does not exist; check the path") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"event log {path} cannot be read ({error}); pass a UTF-8 JSON-lines file") from None
+    return parse_log_lines(text.splitlines(), str(path))
+
+
+def parse_log_lines(lines: Iterable[str], name: str = "log") -> list[Event]:
+    events: list[Event] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise LogError(f"{name} line {number}: not valid JSON ({error.msg} at column {error.colno}); "
+                           "each line must be one JSON object") from None
+        try:
+            events.append(parse_event(data, number))
+        except LogError as error:
+            raise LogError(f"{name} {error}") from None
+    if not events:
+        raise LogError(f"{name} holds no events; a log starts with a game_start line")
+    _check_order_and_ids(events, name)
+    return events
+
+
+def _check_order_and_ids(events: list[Event], name: str) -> None:
+    seen: set[str] = set()
+    last_t = 0.0
+    for event in events:
+        if event.id in seen:
+            raise LogError(f"{name}: event id {event.id!r} is used twice; ids must be unique")
+        seen.add(event.id)
+        if event.t < last_t:
+            raise LogError(f"{name}: event {event.id} at t={event.t} comes after t={last_t}; "
+                           "a log must be in time order")
+        last_t = event.t
+
+
+def resolve_umpire_inputs(events: list[Event]) -> tuple[list[Event], dict[str, Event]]:
+    """Return the stream the engine sees, and what each umpire input changed.
+
+    Overturned calls are dropped; corrected snapshots are substituted (the last
+    correction of a snapshot wins). Targets are checked so a typo in an id is
+    an error, not a silently ignored correction.
+    """
+    by_id = {event.id: event for event in events}
+    overturned: set[str] = set()
+    corrected: dict[str, SnapshotCorrection] = {}
+    for event in events:
+        if isinstance(event, (Overturn, SnapshotCorrection, Confirm)):
+            target = by_id.get(event.target)
+            if target is None:
+                raise LogError(f"event {event.id} ({event.TYPE}) targets {event.target!r}, which is not in the log; "
+                               "use the id of the event it refers to (e.g. L12 for line 12)")
+            if isinstance(event, Overturn):
+                if not isinstance(target, OVERTURNABLE):
+                    raise LogError(f"event {event.id} overturns {target.id}, a {target.TYPE}; only "
+                                   "play_line_crossing, table_movement and umpire_foul calls can be overturned "
+                                   "(fix a snapshot with snapshot_correction)")
+                overturned.add(target.id)
+            elif isinstance(event, SnapshotCorrection):
+                if not isinstance(target, TableSettled):
+                    raise LogError(f"event {event.id} corrects {target.id}, a {target.TYPE}; "
+                                   "snapshot_correction must target a table_settled event")
+                corrected[target.id] = event
+    stream: list[Event] = []
+    for event in events:
+        if event.id in overturned:
+            continue
+        if event.id in corrected:
+            event = replace(event, snapshot=corrected[event.id].snapshot)  # type: ignore[call-arg]
+        stream.append(event)
+    return stream, by_id
+
+
+def replay(events: list[Event], game: str, config: dict[str, Any] | None = None) -> ReplayResult:
+    """Feed a whole log to a fresh engine; the same log always gives the same result."""
+    engine: RulesEngine = make_engine(game, config or {})
+    stream, by_id = resolve_umpire_inputs(events)
+    decisions: list[Decision] = []
+    for event in stream:
+        if isinstance(event, (Overturn, SnapshotCorrection, Confirm)):
+            decisions.append(_umpire_decision(event, by_id[event.target]))
+            continue
+        decisions.extend(engine.feed(event))
+    decisions.extend(engine.close(events[-1].t))
+    return ReplayResult(game, tuple(decisions), engine.standings(), tuple(events), dict(config or {}))
+
+
+def _umpire_decision(event: Overturn | SnapshotCorrection | Confirm, target: Event) -> Decision:
+    verb = {"overturn": "overturned", "snapshot_correction": "corrected the snapshot of", "confirm": "confirmed"}
+    who = f" by {event.by}" if event.by else ""
+    why = f": {event.reason}" if event.reason else ""
+    return Decision(
+        t=event.t,
+        kind=DecisionKind.UMPIRE,
+        summary=f"umpire{who} {verb[event.TYPE]} {target.id} ({target.TYPE} at {target.t:.2f}s){why}",
+        cause=event.id,
+        data=(("action", event.TYPE), ("target", target.id), ("by", event.by), ("reason", event.reason)),
+    )
+
+
+def known_games() -> tuple[str, ...]:
+    return tuple(GAMES)
