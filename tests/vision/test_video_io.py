@@ -1,0 +1,81 @@
+"""Real H.264 encoding and decoding through PyAV, with presentation timestamps."""
+
+import numpy as np
+import pytest
+
+from vision.video_io import VideoError, VideoWriter, probe, read_frames
+
+
+def _frame(i: int, width: int = 160, height: int = 96) -> np.ndarray:
+    """A frame whose bright square moves one step per frame, so frames can be told apart."""
+    image = np.full((height, width, 3), 40, np.uint8)
+    x = 8 + 4 * i
+    image[30:60, x:x + 20] = (0, 200, 255)
+    return image
+
+
+def _square_x(image: np.ndarray) -> int:
+    column_brightness = image[30:60, :, 2].mean(axis=0)
+    return int(np.argmax(column_brightness > 150))
+
+
+@pytest.fixture
+def clip(tmp_path):
+    path = tmp_path / "clip.mp4"
+    with VideoWriter(path, 160, 96, fps=30) as writer:
+        for i in range(24):
+            writer.write(_frame(i))
+    return path
+
+
+def test_written_video_is_h264_with_the_frame_rate_and_count(clip):
+    import av
+
+    with av.open(str(clip)) as container:
+        stream = container.streams.video[0]
+        assert stream.codec_context.name == "h264"
+        assert stream.codec_context.pix_fmt == "yuv420p"
+        assert not container.streams.audio
+    info = probe(clip)
+    assert (info.width, info.height) == (160, 96)
+    assert info.fps == pytest.approx(30.0)
+
+
+def test_decoded_frames_carry_presentation_times_and_content(clip):
+    frames = list(read_frames(clip))
+    assert len(frames) == 24
+    assert [f.t for f in frames] == pytest.approx([i / 30 for i in range(24)], abs=1e-3)
+    for i, frame in enumerate(frames):
+        assert abs(_square_x(frame.image) - (8 + 4 * i)) <= 1
+
+
+def test_seeking_is_frame_accurate(clip):
+    frames = list(read_frames(clip, start_s=0.5))
+    assert frames[0].t == pytest.approx(0.5, abs=1e-3)
+    assert abs(_square_x(frames[0].image) - (8 + 4 * 15)) <= 1
+
+
+def test_missing_video_is_a_clear_error(tmp_path):
+    with pytest.raises(VideoError, match="does not exist"):
+        list(read_frames(tmp_path / "nope.mp4"))
+
+
+def test_garbage_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "garbage.mp4"
+    path.write_bytes(b"this is not a video" * 100)
+    with pytest.raises(VideoError, match="cannot be opened"):
+        probe(path)
+
+
+def test_truncated_mp4_is_a_clear_error(clip, tmp_path):
+    """An MP4 cut short loses its index (written last), so it cannot be opened at all."""
+    data = clip.read_bytes()
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(VideoError, match="cut.mp4 cannot be opened"):
+        list(read_frames(cut))
+
+
+def test_odd_frame_size_is_refused(tmp_path):
+    with pytest.raises(VideoError, match="even frame size"):
+        VideoWriter(tmp_path / "odd.mp4", 161, 96, fps=30)

@@ -1,0 +1,135 @@
+"""Video decoding and encoding, wrapped in one place because the APIs churn.
+
+Reading and writing go through PyAV (FFmpeg): OpenCV's writer cannot encode
+H.264, the only codec every browser and phone plays, and PyAV gives each
+decoded frame its presentation timestamp, which is what event times are made
+of. Frames are BGR uint8 arrays, as OpenCV expects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Iterator
+
+import av
+import numpy as np
+
+from rules.errors import InputError
+
+
+class VideoError(InputError):
+    """A video that cannot be opened, decoded or written."""
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    width: int
+    height: int
+    fps: float
+    frame_count: int  # as the container reports it; 0 when unknown
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class Frame:
+    index: int  # position in decode order, from 0
+    t: float  # presentation time in seconds
+    image: np.ndarray  # BGR, uint8, height x width x 3
+
+
+def _open(path: Path) -> av.container.InputContainer:
+    if not path.exists():
+        raise VideoError(f"video {path} does not exist; check the path")
+    try:
+        container = av.open(str(path))
+    except (av.error.FFmpegError, ValueError) as error:
+        raise VideoError(f"video {path} cannot be opened ({error}); is it a video file that ffmpeg can read?") from None
+    if not container.streams.video:
+        container.close()
+        raise VideoError(f"{path} holds no video stream; pass a video file")
+    return container
+
+
+def probe(path: str | Path) -> VideoInfo:
+    path = Path(path)
+    with _open(path) as container:
+        stream = container.streams.video[0]
+        fps = float(stream.average_rate or stream.base_rate or 0)
+        duration = float(stream.duration * stream.time_base) if stream.duration else 0.0
+        if not duration and container.duration:
+            duration = container.duration / av.time_base
+        return VideoInfo(stream.codec_context.width, stream.codec_context.height, fps, stream.frames or 0, duration)
+
+
+def read_frames(path: str | Path, start_s: float = 0.0) -> Iterator[Frame]:
+    """Decode frames in order with their presentation times.
+
+    With `start_s`, seek to the keyframe before it and decode forward, dropping
+    frames before `start_s`: cutting is frame-accurate, not keyframe-aligned.
+    A file that breaks off mid-way raises VideoError after the good frames.
+    """
+    path = Path(path)
+    container = _open(path)
+    try:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        time_base = stream.time_base
+        if start_s > 0:
+            container.seek(int(start_s / time_base), stream=stream, backward=True, any_frame=False)
+        index = 0
+        try:
+            for packet_frame in container.decode(stream):
+                if packet_frame.pts is None:
+                    continue
+                t = float(packet_frame.pts * time_base)
+                if t + 1e-6 < start_s:
+                    continue
+                yield Frame(index, t, packet_frame.to_ndarray(format="bgr24"))
+                index += 1
+        except av.error.FFmpegError as error:
+            raise VideoError(f"video {path} is damaged after {index} frames ({error}); "
+                             "re-export or re-record it") from None
+    finally:
+        container.close()
+
+
+class VideoWriter:
+    """Encode BGR frames as H.264 in MP4 (yuv420p, no audio), playable everywhere."""
+
+    def __init__(self, path: str | Path, width: int, height: int, fps: float, crf: int = 23,
+                 preset: str = "veryfast") -> None:
+        if width % 2 or height % 2:
+            raise VideoError(f"H.264 in yuv420p needs an even frame size, got {width}x{height}")
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._container = av.open(str(self.path), mode="w")
+        rate = Fraction(fps).limit_denominator(1001)
+        self._stream = self._container.add_stream("libx264", rate=rate)
+        self._stream.width = width
+        self._stream.height = height
+        self._stream.pix_fmt = "yuv420p"
+        self._stream.options = {"crf": str(crf), "preset": preset}
+        self._stream.codec_context.time_base = 1 / rate
+        self._next_pts = 0
+        self.frames_written = 0
+
+    def write(self, image: np.ndarray) -> None:
+        frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(image), format="bgr24")
+        frame.pts = self._next_pts
+        self._next_pts += 1
+        for packet in self._stream.encode(frame):
+            self._container.mux(packet)
+        self.frames_written += 1
+
+    def close(self) -> None:
+        for packet in self._stream.encode(None):
+            self._container.mux(packet)
+        self._container.close()
+
+    def __enter__(self) -> "VideoWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
