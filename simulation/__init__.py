@@ -1,0 +1,1 @@
+"""Simulated matches: physics, players and the truth that the renderer draws."""
