@@ -1,0 +1,182 @@
+"""A `Calibration`: one camera view of one profile's table, found, saved and loaded.
+
+The calibration file (docs/formats.md, schemas/calibration.schema.json) is what
+the referee reads before watching a video; it records how well the fit
+explained its points so a person can judge it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+
+from calibration.aruco import detect_markers
+from calibration.distortion import Intrinsics, intrinsics_from_json
+from calibration.homography import (
+    MIN_MARKERS,
+    CalibrationError,
+    Fit,
+    Homography,
+    marker_correspondences,
+    solve,
+)
+from calibration.profile import TableProfile, load_schema
+from rules.errors import InputError
+
+
+@dataclass(frozen=True)
+class Calibration:
+    profile_name: str
+    game: str
+    image_size: tuple[int, int]
+    homography: Homography
+    rms_mm: float
+    max_mm: float
+    points_used: int
+    method: str  # "aruco" | "manual"
+    created: str
+    markers_used: tuple[int, ...] = ()
+    intrinsics: Intrinsics | None = None
+    source_path: str | None = None
+    source_frame: int | None = None
+    source_time_s: float | None = None
+
+    def image_to_board(self, points_px: np.ndarray) -> np.ndarray:
+        """Raw image pixels -> board mm (undistorting first when intrinsics are known)."""
+        pts = np.asarray(points_px, dtype=float).reshape(-1, 2)
+        if self.intrinsics is not None:
+            pts = self.intrinsics.undistort_points(pts)
+        return self.homography.to_board(pts)
+
+    def board_to_image(self, points_mm: np.ndarray) -> np.ndarray:
+        """Board mm -> undistorted image pixels (draw on an undistorted frame)."""
+        return self.homography.to_image(points_mm)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _from_fit(fit: Fit, profile: TableProfile, size: tuple[int, int], method: str, **extra) -> Calibration:
+    return Calibration(
+        profile_name=profile.name,
+        game=profile.game,
+        image_size=size,
+        homography=fit.homography,
+        rms_mm=fit.rms_mm,
+        max_mm=fit.max_mm,
+        points_used=fit.inliers,
+        method=method,
+        created=_now(),
+        **extra,
+    )
+
+
+def fit_markers(
+    image: np.ndarray, profile: TableProfile, intrinsics: Intrinsics | None = None
+) -> tuple[Fit, tuple[int, ...]]:
+    """Detect the profile's markers and fit; needs at least two of them."""
+    size = (image.shape[1], image.shape[0])
+    detected = detect_markers(image, profile.markers.dictionary)
+    img, brd, ids = marker_correspondences(detected, profile.markers)
+    if len(ids) < MIN_MARKERS:
+        expected = sorted(profile.markers.by_id())
+        raise CalibrationError(
+            f"found {len(ids)} of the profile's markers {expected} (ids seen: "
+            f"{[m.id for m in detected] or 'none'}), need at least {MIN_MARKERS}; uncover the "
+            "markers, light the table evenly, or calibrate with --manual"
+        )
+    if intrinsics is not None:
+        img = intrinsics.undistort_points(img)
+    return solve(img, brd, profile.table, size), ids
+
+
+def calibrate_markers(
+    image: np.ndarray, profile: TableProfile, intrinsics: Intrinsics | None = None
+) -> Calibration:
+    fit, ids = fit_markers(image, profile, intrinsics)
+    size = (image.shape[1], image.shape[0])
+    return _from_fit(fit, profile, size, "aruco", markers_used=ids, intrinsics=intrinsics)
+
+
+def calibrate_points(
+    image_points: np.ndarray,
+    board_points: np.ndarray,
+    profile: TableProfile,
+    image_size: tuple[int, int],
+    intrinsics: Intrinsics | None = None,
+) -> Calibration:
+    """Manual calibration: a person's points are trusted, so plain least squares."""
+    img = np.asarray(image_points, dtype=float).reshape(-1, 2)
+    if intrinsics is not None and len(img):
+        img = intrinsics.undistort_points(img)
+    fit = solve(img, board_points, profile.table, image_size, ransac_px=None)
+    return _from_fit(fit, profile, image_size, "manual", intrinsics=intrinsics)
+
+
+def with_source(cal: Calibration, path: str, frame: int | None, time_s: float | None) -> Calibration:
+    return replace(cal, source_path=path, source_frame=frame, source_time_s=time_s)
+
+
+def to_json(cal: Calibration) -> dict:
+    out: dict = {
+        "format": "calibration/1",
+        "profile": {"name": cal.profile_name, "game": cal.game},
+        "image_size": list(cal.image_size),
+        "image_to_board": [list(r) for r in cal.homography.matrix],
+        "reprojection_error_mm": {"rms": round(cal.rms_mm, 4), "max": round(cal.max_mm, 4)},
+        "points_used": cal.points_used,
+        "markers_used": list(cal.markers_used),
+        "method": cal.method,
+        "created": cal.created,
+    }
+    source = {
+        k: v
+        for k, v in (("path", cal.source_path), ("frame", cal.source_frame), ("time_s", cal.source_time_s))
+        if v is not None
+    }
+    if source:
+        out["source"] = source
+    if cal.intrinsics is not None:
+        out["intrinsics"] = cal.intrinsics.to_json()
+    return out
+
+
+def save_calibration(cal: Calibration, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(to_json(cal), indent=2) + "\n", encoding="utf-8")
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"calibration {path}: cannot read JSON ({error}); run `referee calibrate`") from None
+    validator = jsonschema.Draft202012Validator(load_schema("calibration.schema.json"))
+    error = next(iter(sorted(validator.iter_errors(data), key=lambda e: len(e.absolute_path))), None)
+    if error is not None:
+        field = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise InputError(
+            f"calibration {path}: field '{field}': {error.message[:160]}; re-run `referee calibrate`"
+        )
+    source = data.get("source", {})
+    return Calibration(
+        profile_name=data["profile"]["name"],
+        game=data["profile"]["game"],
+        image_size=(data["image_size"][0], data["image_size"][1]),
+        homography=Homography.from_array(np.array(data["image_to_board"])),
+        rms_mm=data["reprojection_error_mm"]["rms"],
+        max_mm=data["reprojection_error_mm"]["max"],
+        points_used=data["points_used"],
+        method=data["method"],
+        created=data["created"],
+        markers_used=tuple(data.get("markers_used", ())),
+        intrinsics=intrinsics_from_json(data["intrinsics"], str(path)) if "intrinsics" in data else None,
+        source_path=source.get("path"),
+        source_frame=source.get("frame"),
+        source_time_s=source.get("time_s"),
+    )

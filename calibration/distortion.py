@@ -1,0 +1,83 @@
+"""Optional lens model: undistort pixel coordinates before the homography maps them.
+
+Intrinsics come from OpenCV's chessboard calibration (`cv2.calibrateCamera`),
+saved as JSON: {"camera_matrix": 3x3, "dist_coeffs": [k1, k2, p1, p2, k3...]}.
+Points are undistorted (not whole frames), which keeps per-frame cost tiny.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from rules.errors import InputError
+
+
+@dataclass(frozen=True)
+class Intrinsics:
+    camera_matrix: tuple[tuple[float, float, float], ...]
+    dist_coeffs: tuple[float, ...]
+    image_size: tuple[int, int] | None = None
+
+    @property
+    def k(self) -> np.ndarray:
+        return np.array(self.camera_matrix, dtype=float)
+
+    @property
+    def d(self) -> np.ndarray:
+        return np.array(self.dist_coeffs, dtype=float)
+
+    def undistort_points(self, points_px: np.ndarray) -> np.ndarray:
+        """Distorted pixels -> ideal pinhole pixels with the same camera matrix."""
+        pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 1, 2)
+        if not np.any(self.d):
+            return pts.reshape(-1, 2)
+        return cv2.undistortPoints(pts, self.k, self.d, P=self.k).reshape(-1, 2)
+
+    def undistort_image(self, image: np.ndarray) -> np.ndarray:
+        return cv2.undistort(image, self.k, self.d) if np.any(self.d) else image
+
+    def to_json(self) -> dict:
+        out: dict = {
+            "camera_matrix": [list(r) for r in self.camera_matrix],
+            "dist_coeffs": list(self.dist_coeffs),
+        }
+        if self.image_size is not None:
+            out["image_size"] = list(self.image_size)
+        return out
+
+
+def intrinsics_from_json(data: dict, label: str) -> Intrinsics:
+    try:
+        k = np.array(data["camera_matrix"], dtype=float)
+        d = np.array(data.get("dist_coeffs", []), dtype=float).ravel()
+    except (KeyError, TypeError, ValueError):
+        raise InputError(
+            f"intrinsics {label}: field 'camera_matrix' (3x3) and 'dist_coeffs' (list) are "
+            "required; write them from cv2.calibrateCamera"
+        ) from None
+    if k.shape != (3, 3) or k[0, 0] <= 0 or k[1, 1] <= 0 or k[2, 2] != 1 or d.size > 14:
+        raise InputError(
+            f"intrinsics {label}: field 'camera_matrix' must be [[fx,0,cx],[0,fy,cy],[0,0,1]] with "
+            "fx, fy > 0 and dist_coeffs at most 14 numbers; fix the file"
+        )
+    size = data.get("image_size")
+    return Intrinsics(
+        camera_matrix=tuple(tuple(float(v) for v in row) for row in k),
+        dist_coeffs=tuple(float(v) for v in d),
+        image_size=(int(size[0]), int(size[1])) if size else None,
+    )
+
+
+def load_intrinsics(path: str | Path) -> Intrinsics:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"intrinsics {path}: cannot read JSON ({error}); check the path") from None
+    if not isinstance(data, dict):
+        raise InputError(f"intrinsics {path}: expected a JSON object with camera_matrix and dist_coeffs")
+    return intrinsics_from_json(data, str(path))
