@@ -1,0 +1,560 @@
+"""The Piratenbillard rules engine: from strikes and table snapshots to captures and a winner.
+
+The engine keeps its own board (which balls lie on which space) and, for each
+strike, diffs the settled table against it to find where the struck ball
+went. The landing space alone decides the call (docs/rules_piratenbillard.md,
+PB-4): out, secured, given to a neighbour, a capture, a stack or a plain move.
+Balls the call takes off the board are announced as LIFT decisions and leave
+the engine's board at once, so the next snapshot is checked against the table
+the players should have after lifting them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..decisions import Decision, DecisionKind, ScoreItem
+from ..engine import GameScore, RoundScore, Standings
+from ..errors import InputError
+from ..events import (
+    BallLifted,
+    BallPlaced,
+    Confirm,
+    Event,
+    GameStart,
+    Location,
+    OutOfBallsChoice,
+    Place,
+    PlayLineCrossing,
+    RoundEnd,
+    RoundStart,
+    ShotStarted,
+    TableMovement,
+    TableSettled,
+    UmpireFoul,
+)
+from .board import SEAT_NAMES, Cell, cell_name, is_cell, neighbours, opposite, row_seat, starting_row
+from .config import PiratenbillardConfig
+
+Key = tuple[Cell, str]  # (space, owner)
+
+
+@dataclass(frozen=True, order=True)
+class Lift:
+    """Balls the players must take off the board: `count` of `owner`'s at `cell`, to `to`'s treasure."""
+
+    cell: Cell
+    owner: str
+    count: int
+    to: str
+
+    def text(self) -> str:
+        return f"{self.count} {self.owner} at {cell_name(self.cell)} to {self.to}'s treasure"
+
+
+@dataclass(frozen=True)
+class _Shot:
+    event: ShotStarted
+    player: str
+
+
+class PiratenbillardEngine:
+    game = "piratenbillard"
+
+    def __init__(self, config: PiratenbillardConfig | None = None) -> None:
+        self.config = config or PiratenbillardConfig()
+        self._players: tuple[str, ...] = ()
+        self._seat: dict[str, int] = {}
+        self._at_seat: dict[int, str] = {}
+        self._board: dict[Key, int] = {}
+        self._points: dict[str, int] = {}
+        self._treasure_balls: dict[str, int] = {}
+        self._out: dict[str, int] = {}
+        self._pending_lifts: list[Lift] = []
+        self._shot: _Shot | None = None
+        self._to_play: str | None = None
+        self._started = False
+        self._complete = False
+        self._winners: tuple[str, ...] = ()
+        # The event being fed: every decision names it and inherits its confidence.
+        self._event: Event | None = None
+        self._confidence = 1.0
+        self._flag_all = False
+
+    # ------------------------------------------------------------------ protocol
+
+    def feed(self, event: Event) -> list[Decision]:
+        self._event, self._confidence, self._flag_all = event, 1.0, False
+        if isinstance(event, Confirm):
+            return []
+        if isinstance(event, GameStart):
+            if self._started:
+                raise InputError(f"event {event.id}: a second game_start; a Piratenbillard log holds one game, "
+                                 "start a new log for the next game")
+            return self._start(event)
+        if not self._started:
+            raise InputError(f"event {event.id}: {event.TYPE} before game_start; the log must begin with "
+                             "game_start naming the players and their seats")
+        if isinstance(event, OutOfBallsChoice):
+            raise InputError(f"event {event.id}: out_of_balls_choice is a Star Cluster Ball input; "
+                             "Piratenbillard has no such choice, remove it from the log")
+        if self._complete:
+            return self._after_end(event)
+        if isinstance(event, ShotStarted):
+            return self._shot_started(event)
+        if isinstance(event, TableSettled):
+            return self._settled(event)
+        if isinstance(event, BallLifted):
+            return self._ball_lifted(event)
+        if isinstance(event, BallPlaced):
+            self._player(event.owner, "ball owner")
+            return [self._warn(f"a {event.owner} ball was put on the board at {event.at} by hand; no rule puts a "
+                               "ball back, check the table", "PB-7.2")]
+        if isinstance(event, TableMovement):
+            return [self._warn(f"the table moved ({event.magnitude_mm:.0f} mm); check that no ball changed space",
+                               "PB-7.2")]
+        if isinstance(event, UmpireFoul):
+            return self._umpire_foul(event)
+        if isinstance(event, (PlayLineCrossing, RoundStart, RoundEnd)):
+            return []  # no Play Line and no rounds in Piratenbillard
+        raise InputError(f"event {event.id}: {event.TYPE} is not a Piratenbillard event")
+
+    def close(self, t: float) -> list[Decision]:
+        if not self._started or self._complete:
+            return []
+        return [Decision(t=t, kind=DecisionKind.WARNING, cause=None,
+                         summary=f"the log ends before the game does: {self._status()}")]
+
+    def standings(self) -> Standings:
+        totals = {p: self._points[p] for p in self._players}
+        games: tuple[GameScore, ...] = ()
+        if self._started:
+            rounds = (RoundScore(number=1, scores=dict(totals), complete=self._complete),)
+            games = (GameScore(number=1, rounds=rounds, totals=totals, winners=self._winners,
+                               complete=self._complete),)
+        return Standings(
+            players=self._players,
+            games=games,
+            match_wins={p: int(p in self._winners) for p in self._players},
+            winners=self._winners,
+            complete=self._complete,
+            to_play=None if self._complete else self._to_play,
+            status=self._status(),
+        )
+
+    # ------------------------------------------------------------------ views for checks and tests
+
+    def board(self) -> dict[Key, int]:
+        """The balls the engine believes lie on the board: (cell, owner) -> count."""
+        return dict(sorted(self._board.items()))
+
+    def treasure_balls(self) -> dict[str, int]:
+        return dict(self._treasure_balls)
+
+    def out_of_game(self) -> dict[str, int]:
+        return dict(self._out)
+
+    def pending_lifts(self) -> tuple[Lift, ...]:
+        return tuple(self._pending_lifts)
+
+    # ------------------------------------------------------------------ setup
+
+    def _start(self, event: GameStart) -> list[Decision]:
+        specs = event.players
+        if not 2 <= len(specs) <= 4:
+            raise InputError(f"event {event.id}: Piratenbillard is played by 2, 3 or 4 players, got {len(specs)}")
+        seats = [p.seat for p in specs]
+        if all(s is None for s in seats):
+            seats = [0, 2] if len(specs) == 2 else list(range(len(specs)))
+        elif any(s is None for s in seats):
+            raise InputError(f"event {event.id}: give every player a seat (0 south, 1 west, 2 north, 3 east) "
+                             "or none of them")
+        if len(set(seats)) != len(seats):
+            raise InputError(f"event {event.id}: two players share a seat ({seats}); each side has one player")
+        if len(specs) == 2 and opposite(seats[0]) != seats[1]:
+            raise InputError(f"event {event.id}: with 2 players the seats must be opposite (0 and 2, or 1 and 3), "
+                             f"got {seats[0]} and {seats[1]}")
+        self._players = tuple(p.id for p in specs)
+        self._seat = {p.id: s for p, s in zip(specs, seats)}  # type: ignore[misc]
+        self._at_seat = {s: p for p, s in self._seat.items()}
+        first_seat = self.config.first_seat if self.config.first_seat is not None else seats[0]
+        if first_seat not in self._at_seat:
+            raise InputError(f"event {event.id}: config 'first_seat' is {first_seat} ({SEAT_NAMES[first_seat]}), "
+                             f"but nobody sits there (seats: {sorted(self._at_seat)})")
+        for player in self._players:
+            for cell in starting_row(self._seat[player])[: self.config.balls_per_player]:
+                self._board[(cell, player)] = 1
+            self._points[player] = self._treasure_balls[player] = self._out[player] = 0
+        self._started = True
+        self._to_play = self._at_seat[first_seat]
+        where = ", ".join(f"{p} {SEAT_NAMES[self._seat[p]]}" for p in self._players)
+        return [self._decision(DecisionKind.TURN, f"{self._to_play} to play ({where})", player=self._to_play,
+                               rule="PB-2.1")]
+
+    # ------------------------------------------------------------------ observations
+
+    def _shot_started(self, event: ShotStarted) -> list[Decision]:
+        out: list[Decision] = []
+        if self._shot is not None:
+            out.append(self._warn(f"shot {self._shot.event.id} never settled (no table_settled before "
+                                  f"{event.id}); only the new shot is scored", "PB-7.2"))
+        player = self._to_play if event.player is None else self._player(event.player, "shooter")
+        assert player is not None
+        if player != self._to_play:
+            out.append(self._warn(f"{player} strikes but {self._to_play} is to play; following the log", "PB-2.2"))
+        if event.ball_from is not None:
+            cell = self._cell(event.ball_from, "ball_from")
+            if self._board.get((cell, player), 0) == 0:
+                out.append(self._warn(f"{player} strikes from {cell_name(cell)}, but no {player} ball lies "
+                                      "there on the engine's board; the table snapshot decides", "PB-3.1"))
+        self._shot = _Shot(event, player)
+        return out
+
+    def _settled(self, event: TableSettled) -> list[Decision]:
+        seen = self._read(event)
+        self._confidence = min([event.confidence] + [b.confidence for b in event.snapshot.balls])
+        self._flag_all = self._confidence < self.config.min_confidence
+        out: list[Decision] = []
+        if self._flag_all:
+            out.append(self._warn(f"low-confidence snapshot ({self._confidence:.2f}); check the table", "PB-7.2"))
+        shot, self._shot = self._shot, None
+        delta = {k: seen.get(k, 0) - self._board.get(k, 0) for k in sorted(set(seen) | set(self._board))}
+        out.extend(self._unlifted(delta))
+        shooter = shot.player if shot is not None else self._to_play
+        assert shooter is not None
+        moved = any(d for (_, owner), d in delta.items() if owner == shooter)
+        if shot is None and moved:
+            out.append(self._warn(f"{shooter}'s balls moved without a shot_started; taken as {shooter}'s strike",
+                                  "PB-7.2"))
+        out.extend(self._others_moved(delta, shooter))
+        if shot is not None and not moved:
+            self._to_play = shooter
+            where = f" at {cell_name(self._cell(shot.event.ball_from, 'ball_from'))}" if shot.event.ball_from else ""
+            out.append(self._decision(DecisionKind.SHOT, f"{shooter}'s ball{where} did not leave its space",
+                                      player=shooter, rule="PB-3.2", data=(("outcome", "stayed"),)))
+            out.append(self._decision(DecisionKind.PHASE, f"repeat strike: {shooter} strikes again", player=shooter,
+                                      rule="PB-3.2", data=(("phase", "repeat_strike"),)))
+            return out
+        if moved:
+            out.extend(self._strike(shooter, delta, shot))
+        elif self._to_play is not None and not self._balls_of(self._to_play):
+            out.extend(self._next_turn(self._to_play))  # the verification removed the last balls of the player
+        return out
+
+    def _ball_lifted(self, event: BallLifted) -> list[Decision]:
+        self._player(event.owner, "ball owner")
+        if event.at.place is not Place.CELL:
+            return []  # off the board already (out, or back in the box)
+        cell = self._cell(event.at, "at")
+        for i, lift in enumerate(self._pending_lifts):
+            if lift.cell == cell and lift.owner == event.owner:
+                if lift.count == 1:
+                    del self._pending_lifts[i]
+                else:
+                    self._pending_lifts[i] = replace(lift, count=lift.count - 1)
+                return []
+        return [self._warn(f"a {event.owner} ball was lifted from {cell_name(cell)} but no lift was called there; "
+                           "put it back", "PB-7.1")]
+
+    def _umpire_foul(self, event: UmpireFoul) -> list[Decision]:
+        player = self._player(event.player, "fouling player")
+        extra = " (no free shot: Piratenbillard has none)" if event.free_shot else ""
+        return [self._decision(DecisionKind.FOUL, f"umpire: {event.foul.replace('_', ' ')} by {player}; the "
+                               f"Piratenbillard rulebook sets no penalty, recorded only{extra}", player=player,
+                               rule="PB-7.4", data=(("foul", event.foul), ("penalty", "none")))]
+
+    def _after_end(self, event: Event) -> list[Decision]:
+        if self.config.after_end == "error":
+            raise InputError(f"event {event.id}: {event.TYPE} after the game ended ({self._status()}); "
+                             "cut the log at the end of the game or set after_end to 'warn'")
+        return [self._warn(f"{event.TYPE} after the game ended: ignored", "PB-7.3")]
+
+    # ------------------------------------------------------------------ the table diff
+
+    def _read(self, event: TableSettled) -> dict[Key, int]:
+        """Count the snapshot's balls per (cell, owner); reject what cannot be on this board."""
+        seen: dict[Key, int] = {}
+        per_owner: dict[str, int] = {}
+        for ball in event.snapshot.balls:
+            self._player(ball.owner, "ball owner")
+            if ball.at.place is Place.OFF_TABLE:
+                continue
+            cell = self._cell(ball.at, "ball")
+            seen[(cell, ball.owner)] = seen.get((cell, ball.owner), 0) + 1
+            per_owner[ball.owner] = per_owner.get(ball.owner, 0) + 1
+        for owner in self._players:
+            if per_owner.get(owner, 0) > self.config.balls_per_player:
+                raise InputError(f"event {self._event_id()}: the snapshot shows {per_owner[owner]} {owner} balls on "
+                                 f"the board, but a player has {self.config.balls_per_player}; fix the snapshot")
+        return seen
+
+    def _unlifted(self, delta: dict[Key, int]) -> list[Decision]:
+        """Balls called off the board that the table still shows: warn, never score them again."""
+        still: list[Lift] = []
+        for lift in sorted(self._pending_lifts):
+            key = (lift.cell, lift.owner)
+            visible = min(lift.count, max(delta.get(key, 0), 0))
+            if visible:
+                delta[key] -= visible
+                still.append(replace(lift, count=visible))
+        self._pending_lifts = still
+        if not still:
+            return []
+        return [self._warn("not lifted yet: " + "; ".join(lift.text() for lift in still) + "; lift them",
+                           "PB-7.1", data=(("lifts", [self._lift_json(lift) for lift in still]),))]
+
+    def _others_moved(self, delta: dict[Key, int], shooter: str) -> list[Decision]:
+        """Changes to balls nobody struck: the board follows the table, and the umpire is told."""
+        out: list[Decision] = []
+        for owner in self._players:
+            if owner == shooter:
+                continue
+            gone = _expand((cell, -d) for (cell, o), d in delta.items() if o == owner and d < 0)
+            new = _expand((cell, d) for (cell, o), d in delta.items() if o == owner and d > 0)
+            for src, dst in zip(gone, new):
+                self._take(src, owner)
+                self._put(dst, owner)
+                out.append(self._warn(f"{owner} ball moved from {cell_name(src)} to {cell_name(dst)} without being "
+                                      "struck; the board follows the table", "PB-7.2"))
+            for src in gone[len(new):]:
+                self._take(src, owner)
+                self._out[owner] += 1
+                out.append(self._decision(DecisionKind.BALL_REMOVED, f"{owner} ball at {cell_name(src)} is gone "
+                                          "from the board without being struck: out of the game, no points",
+                                          player=owner, rule="PB-4.1", flagged=True,
+                                          data=(("from", list(src)), ("outcome", "out"))))
+            for dst in new[len(gone):]:
+                out.append(self._warn(f"unexpected {owner} ball at {cell_name(dst)}: ignored, "
+                                      "the engine's board keeps its count", "PB-7.2"))
+        return out
+
+    # ------------------------------------------------------------------ a strike and its landings
+
+    def _strike(self, shooter: str, delta: dict[Key, int], shot: _Shot | None) -> list[Decision]:
+        out: list[Decision] = []
+        sources = _expand((cell, -d) for (cell, o), d in delta.items() if o == shooter and d < 0)
+        landings = _expand((cell, d) for (cell, o), d in delta.items() if o == shooter and d > 0)
+        hint = self._cell(shot.event.ball_from, "ball_from") if shot and shot.event.ball_from else None
+        if hint is not None and hint not in sources and sources:
+            out.append(self._warn(f"shot_started says {shooter} struck {cell_name(hint)}, but the table shows the "
+                                  f"ball left {cell_name(sources[0])}; following the table", "PB-3.1"))
+        if hint in sources:
+            sources.remove(hint)
+            sources.insert(0, hint)
+        stacks = sorted(cell for (cell, o), n in self._board.items() if o == shooter and n >= 2)
+        struck = {hint} if hint in sources else set(sources)
+        violation = bool(stacks) and not struck & set(stacks)
+        if violation:
+            out.append(self._decision(DecisionKind.FOUL, f"{shooter} had to play the stacked pair at "
+                                      f"{', '.join(cell_name(c) for c in stacks)} but struck "
+                                      f"{cell_name(sources[0])}; the rulebook sets no penalty, the strike stands",
+                                      player=shooter, rule="PB-5.3", flagged=True,
+                                      data=(("must_play", [list(c) for c in stacks]),)))
+        if len(landings) > len(sources):
+            for dst in landings[len(sources):]:
+                out.append(self._warn(f"unexpected {shooter} ball at {cell_name(dst)}: ignored, "
+                                      "the engine's board keeps its count", "PB-7.2"))
+            landings = landings[: len(sources)]
+        if len(sources) > 1:
+            out.append(self._warn(f"{len(sources)} {shooter} balls left their spaces in one strike; "
+                                  "each landing is called by the rules", "PB-3.1"))
+        for src in sources:
+            self._take(src, shooter)
+        lifts: list[Lift] = []
+        for i, src in enumerate(sources):
+            if i < len(landings):
+                out.extend(self._land(shooter, src, landings[i], lifts))
+            else:
+                self._out[shooter] += 1
+                out.append(self._decision(DecisionKind.SHOT, f"{shooter}: {cell_name(src)} -> off the board",
+                                          player=shooter, rule="PB-4.1",
+                                          data=(("from", list(src)), ("to", None), ("outcome", "out"))))
+                out.append(self._decision(DecisionKind.BALL_REMOVED, f"{shooter} ball left the board: out of the "
+                                          "game, back in the box, no points", player=shooter, rule="PB-4.1",
+                                          data=(("from", list(src)), ("outcome", "out"))))
+        out.extend(self._announce_lifts(lifts))
+        ended = self._check_end()
+        if ended:
+            return out + ended
+        if violation and self.config.stack_violation == "restrike":
+            self._to_play = shooter
+            out.append(self._decision(DecisionKind.PHASE, f"{shooter} strikes again and must play the stacked pair",
+                                      player=shooter, rule="PB-5.3", data=(("phase", "play_the_stack"),)))
+            return out
+        return out + self._next_turn(shooter)
+
+    def _land(self, shooter: str, src: Cell, dst: Cell, lifts: list[Lift]) -> list[Decision]:
+        """Call one landing (PB-4, PB-5): the space alone decides."""
+        seat = self._seat[shooter]
+        row_of = row_seat(dst)
+        move = f"{shooter}: {cell_name(src)} -> {cell_name(dst)}"
+        where = (("from", list(src)), ("to", list(dst)))
+        others = [(o, n) for (cell, o), n in sorted(self._board.items()) if cell == dst and o != shooter]
+        if row_of == opposite(seat):
+            self._award(shooter, 3)
+            lifts.append(Lift(dst, shooter, 1, shooter))
+            note = " (nothing captured there)" if others else ""
+            return [
+                self._decision(DecisionKind.SHOT, f"{move}: secured in the opposite starting row{note}",
+                               player=shooter, rule="PB-4.5" if others else "PB-4.4",
+                               data=where + (("outcome", "secured"),)),
+                self._decision(DecisionKind.CAPTURE, f"{shooter} secures a ball at {cell_name(dst)}", player=shooter,
+                               points=3, breakdown=(ScoreItem(f"secured {shooter} ball", 3),), rule="PB-4.4"),
+            ]
+        if row_of in neighbours(seat) and row_of in self._at_seat:
+            neighbour = self._at_seat[row_of]
+            self._award(neighbour, 1)
+            lifts.append(Lift(dst, shooter, 1, neighbour))
+            return [
+                self._decision(DecisionKind.SHOT, f"{move}: landed in {neighbour}'s starting row, "
+                               f"{neighbour} captures it", player=shooter, rule="PB-4.3",
+                               data=where + (("outcome", "given_to_neighbour"), ("to_player", neighbour))),
+                self._decision(DecisionKind.CAPTURE, f"{neighbour} captures {shooter}'s ball landed in "
+                               f"{neighbour}'s starting row at {cell_name(dst)}", player=neighbour, points=1,
+                               breakdown=(ScoreItem(f"{shooter} ball in {neighbour}'s starting row", 1),),
+                               rule="PB-4.3"),
+            ]
+        stacked = self._board.get((dst, shooter), 0) > 0
+        out: list[Decision] = []
+        items = []
+        for owner, n in others:
+            self._board.pop((dst, owner))
+            lifts.append(Lift(dst, owner, n, shooter))
+            pair = " (a stacked pair)" if n == 2 else (" (a stack)" if n > 2 else "")
+            items.append(ScoreItem(f"captured {n} {owner} ball{'s' if n > 1 else ''}{pair}", n))
+        self._put(dst, shooter)
+        outcome = "captured" if items else ("stacked" if stacked else "moved")
+        text = {"captured": "captures " + ", ".join(i.label.removeprefix("captured ") for i in items),
+                "stacked": f"lands on its own ball: both stay (a stacked pair of {shooter})", "moved": "lands"}
+        pair_captured = any(n >= 2 for _, n in others)
+        rule = "PB-5.2" if pair_captured else ("PB-4.2" if items else ("PB-5.1" if stacked else "PB-4.6"))
+        out.append(self._decision(DecisionKind.SHOT, f"{move}: {text[outcome]}", player=shooter, rule=rule,
+                                  data=where + (("outcome", outcome), ("stacked", stacked))))
+        if items:
+            total = sum(i.points for i in items)
+            self._award(shooter, total, balls=total)
+            out.append(self._decision(DecisionKind.CAPTURE, f"{shooter} captures {total} ball{'s' if total > 1 else ''}"
+                                      f" at {cell_name(dst)}", player=shooter, points=total,
+                                      breakdown=tuple(items), rule=rule))
+        return out
+
+    def _announce_lifts(self, lifts: list[Lift]) -> list[Decision]:
+        merged: dict[tuple[Cell, str, str], int] = {}
+        for lift in lifts:
+            key = (lift.cell, lift.owner, lift.to)
+            merged[key] = merged.get(key, 0) + lift.count
+        out = []
+        for (cell, owner, to), count in sorted(merged.items()):
+            lift = Lift(cell, owner, count, to)
+            self._pending_lifts.append(lift)
+            out.append(self._decision(DecisionKind.LIFT, f"lift {lift.text()}", player=to, rule="PB-7.1",
+                                      data=tuple(self._lift_json(lift).items())))
+        return out
+
+    # ------------------------------------------------------------------ turn and end
+
+    def _next_turn(self, after: str) -> list[Decision]:
+        seat = self._seat[after]
+        for step in range(1, 5):
+            candidate = self._at_seat.get((seat + step) % 4)
+            if candidate is not None and self._balls_of(candidate):
+                self._to_play = candidate
+                stacks = sorted(cell for (cell, o), n in self._board.items() if o == candidate and n >= 2)
+                must = f"; must play the stacked pair at {', '.join(cell_name(c) for c in stacks)}" if stacks else ""
+                skipped = step > 1 and any(self._at_seat.get((seat + s) % 4) for s in range(1, step))
+                return [self._decision(DecisionKind.TURN, f"{candidate} to play{must}", player=candidate,
+                                       rule="PB-2.3" if skipped else ("PB-5.3" if stacks else "PB-2.2"),
+                                       data=(("must_play", [list(c) for c in stacks]),))]
+        return self._check_end()
+
+    def _check_end(self) -> list[Decision]:
+        reached = [p for p in self._players if self._points[p] >= self.config.target_points]
+        if reached:
+            best = max(self._points[p] for p in reached)
+            return self._finish(tuple(p for p in reached if self._points[p] == best), "PB-6.1",
+                                f"reached {self.config.target_points} points")
+        if not self._board:
+            best = max(self._points.values())
+            winners = tuple(p for p in self._players if self._points[p] == best)
+            return self._finish(winners, "PB-6.3" if len(winners) > 1 else "PB-6.2",
+                                "no balls left on the board, most points")
+        return []
+
+    def _finish(self, winners: tuple[str, ...], rule: str, why: str) -> list[Decision]:
+        self._complete, self._winners, self._to_play = True, winners, None
+        verb = "wins" if len(winners) == 1 else "share the victory"
+        totals = {p: self._points[p] for p in self._players}
+        return [self._decision(DecisionKind.GAME_RESULT, f"{' and '.join(winners)} {verb}: {why} "
+                               f"({self._totals_text()})", player=winners[0] if len(winners) == 1 else None,
+                               rule=rule, data=(("winners", list(winners)), ("totals", totals)))]
+
+    # ------------------------------------------------------------------ small helpers
+
+    def _award(self, player: str, points: int, balls: int = 1) -> None:
+        self._points[player] += points
+        self._treasure_balls[player] += balls
+
+    def _take(self, cell: Cell, owner: str) -> None:
+        key = (cell, owner)
+        self._board[key] -= 1
+        if not self._board[key]:
+            del self._board[key]
+
+    def _put(self, cell: Cell, owner: str) -> None:
+        self._board[(cell, owner)] = self._board.get((cell, owner), 0) + 1
+
+    def _balls_of(self, player: str) -> int:
+        return sum(n for (_, o), n in self._board.items() if o == player)
+
+    def _player(self, name: str, what: str) -> str:
+        if name not in self._seat:
+            raise InputError(f"event {self._event_id()}: {what} {name!r} is not a player (players: "
+                             f"{', '.join(self._players)}); fix the colour in the log or add the player to game_start")
+        return name
+
+    def _cell(self, at: Location | None, what: str) -> Cell:
+        if at is None or at.place is not Place.CELL:
+            raise InputError(f"event {self._event_id()}: {what} at {at} is not a board space; Piratenbillard "
+                             "places are 'cell' (row, col) or 'off_table'")
+        cell = (at.row, at.col)
+        if not is_cell(cell):  # type: ignore[arg-type]
+            raise InputError(f"event {self._event_id()}: {what} at {at} is not one of the 96 spaces (rows and "
+                             "columns 0..9, no corners); fix the calibration or the log")
+        return cell  # type: ignore[return-value]
+
+    def _event_id(self) -> str:
+        return self._event.id if self._event is not None else "?"
+
+    @staticmethod
+    def _lift_json(lift: Lift) -> dict[str, Any]:
+        return {"owner": lift.owner, "cell": list(lift.cell), "count": lift.count, "to": lift.to}
+
+    def _totals_text(self) -> str:
+        return ", ".join(f"{p} {self._points[p]}" for p in self._players)
+
+    def _status(self) -> str:
+        if not self._started:
+            return "waiting for game_start"
+        if self._complete:
+            return f"game over: {' and '.join(self._winners)} won ({self._totals_text()})"
+        stacks = sorted(cell for (cell, o), n in self._board.items() if o == self._to_play and n >= 2)
+        must = f", must play the stacked pair at {cell_name(stacks[0])}" if stacks else ""
+        pending = f"; waiting for {len(self._pending_lifts)} lift(s)" if self._pending_lifts else ""
+        return f"{self._to_play} to play{must}; treasures {self._totals_text()}{pending}"
+
+    def _warn(self, summary: str, rule: str, data: tuple[tuple[str, Any], ...] = ()) -> Decision:
+        return self._decision(DecisionKind.WARNING, summary, rule=rule, flagged=True, data=data)
+
+    def _decision(self, kind: DecisionKind, summary: str, *, player: str | None = None, points: int = 0,
+                  breakdown: tuple[ScoreItem, ...] = (), rule: str | None = None, flagged: bool = False,
+                  data: tuple[tuple[str, Any], ...] = ()) -> Decision:
+        assert self._event is not None
+        return Decision(t=self._event.t, kind=kind, summary=summary, player=player, points=points,
+                        breakdown=breakdown, rule=rule, cause=self._event.id or None, confidence=self._confidence,
+                        flagged=flagged or self._flag_all, data=data)
+
+
+def _expand(counts: Any) -> list[Cell]:
+    """[(cell, n)] -> [cell] * n, in sorted order, so the same table always reads the same."""
+    return [cell for cell, n in sorted(counts) for _ in range(n)]
