@@ -16,6 +16,9 @@ DETAIL_KINDS = (DecisionKind.FOUL, DecisionKind.BALL_REMOVED, DecisionKind.BALL_
                 DecisionKind.CHOICE_REQUIRED, DecisionKind.LIFT, DecisionKind.UMPIRE, DecisionKind.WARNING)
 
 
+CALL_WIDTH = 76  # characters of the call column; longer calls are cut
+
+
 def clock(t: float) -> str:
     minutes, seconds = divmod(t, 60.0)
     return f"{int(minutes):02d}:{seconds:05.2f}"
@@ -28,17 +31,20 @@ def render_score_sheet(replayed: ReplayResult, title: str) -> str:
     turn_player: str | None = None
     lines = [f"{TITLES.get(replayed.game, replayed.game)} score sheet: {title}",
              "Players: " + ", ".join(players), ""]
-    header = f"{'time':>8}  {'call':<58}{'pts':>5}  " + "".join(f"{p:>7}" for p in players)
+    header = f"{'time':>8}  {'call':<{CALL_WIDTH}}{'pts':>5}  " + "".join(f"{p:>7}" for p in players)
     lines.append(header)
     lines.append("-" * len(header))
 
     def row(decision: Decision, text: str, points: str = "") -> None:
         scores = "".join(f"{running[p]:>7}" for p in players)
-        lines.append(f"{clock(decision.t):>8}  {text[:58]:<58}{points:>5}  {scores}")
+        lines.append(f"{clock(decision.t):>8}  {text[:CALL_WIDTH]:<{CALL_WIDTH}}{points:>5}  {scores}")
 
-    def close_turn(decision: Decision) -> None:
-        if turn_player is not None and turn_player in turn_points:
-            lines.append(f"{'':>8}  {'turn total for ' + turn_player:<58}{turn_points[turn_player]:>+5}")
+    def close_turn() -> None:
+        """Subtotal of the turn that ends: the shooter's points, and any an opponent won meanwhile."""
+        if turn_player is not None:
+            others = ", ".join(f"{p} {n:+d}" for p, n in turn_points.items() if n and p != turn_player)
+            label = f"turn total for {turn_player}" + (f" (meanwhile {others})" if others else "")
+            lines.append(f"{'':>8}  {label:<{CALL_WIDTH}}{turn_points.get(turn_player, 0):>+5}")
         for player in turn_points:
             turn_points[player] = 0
 
@@ -53,11 +59,11 @@ def render_score_sheet(replayed: ReplayResult, title: str) -> str:
         elif kind is DecisionKind.SHOT:
             row(decision, decision.summary)
         elif kind is DecisionKind.TURN:
-            close_turn(decision)
+            close_turn()
             turn_player = decision.player
             lines.append(f"{'':>8}  == {decision.summary} ==")
         elif kind in (DecisionKind.ROUND_RESULT, DecisionKind.GAME_RESULT, DecisionKind.MATCH_RESULT):
-            close_turn(decision)
+            close_turn()
             turn_player = None
             lines.append(f"{clock(decision.t):>8}  ** {decision.summary} **")
             if kind is not DecisionKind.ROUND_RESULT:
