@@ -154,7 +154,11 @@ class Event:
     TYPE: ClassVar[str] = ""
     t: float
     id: str = ""
-    source: Source = Source.VISION
+    source: Source | None = None  # None: observations come from vision, the rest from the umpire
+
+    def __post_init__(self) -> None:
+        if self.source is None:
+            object.__setattr__(self, "source", _DEFAULT_SOURCE[self.TYPE])
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.TYPE, "t": self.t}

@@ -2,7 +2,7 @@
 
 The engine keeps its own board (which balls lie on which space) and, for each
 strike, diffs the settled table against it to find where the struck ball
-went. The landing space alone decides the call (docs/rules_piratenbillard.md,
+went. The landing space alone decides the call (docs/rules.md,
 PB-4): out, secured, given to a neighbour, a capture, a stack or a plain move.
 Balls the call takes off the board are announced as LIFT decisions and leave
 the engine's board at once, so the next snapshot is checked against the table

@@ -1,4 +1,4 @@
-"""One test per clause of docs/rules_piratenbillard.md, each citing the rulebook sentence it checks."""
+"""One test per clause of docs/rules.md, each citing the rulebook sentence it checks."""
 
 from __future__ import annotations
 

@@ -1,0 +1,6 @@
+"""Star Cluster Ball rules engine (docs/rules.md)."""
+
+from .config import DeadBallRule, OptionalRules, StarClusterConfig
+from .engine import StarClusterEngine
+
+__all__ = ["DeadBallRule", "OptionalRules", "StarClusterConfig", "StarClusterEngine"]
