@@ -49,7 +49,7 @@ def broken(game: str, edit) -> dict:
 
 CASES = [
     ("overlapping slot", "starcluster",
-     lambda d: d["astrolabe"]["positions"][1]["slots"].__setitem__(3, [335.0, 850]),
+     lambda d: d["astrolabe"]["positions"][1]["slots"].__setitem__(3, [475.0, 850]),
      "field 'astrolabe.positions[1].slots[3]' overlaps slot 2"),
     ("slot off table", "starcluster",
      lambda d: d["astrolabe"]["positions"][2]["slots"].__setitem__(0, [630.0, 1050]),
