@@ -1,0 +1,114 @@
+"""The Star Cluster Ball physics obeys the table, and a match is reproducible bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from calibration.lookup import locate, slot_center
+from calibration.profile import Region, load_profile
+from rules.replay import replay
+from simulation.starcluster import StarClusterSimOptions, simulate_starcluster
+from simulation.starcluster_physics import WALL, Launch, PhysicsConfig, RestingBall, Table
+from simulation.starcluster_players import aims_for
+
+OVERLAP_TOLERANCE_MM = 2.0  # a fast contact may dent in up to one 240 Hz step (~2 mm); passing through would be >= 8 mm
+
+
+@pytest.fixture(scope="module")
+def profile():
+    return load_profile("starcluster")
+
+
+@pytest.fixture(scope="module")
+def match(profile):
+    return simulate_starcluster(profile, 7, "full_game", StarClusterSimOptions(round_seconds=40.0, fps=30.0))
+
+
+def _table_balls(frame):
+    return [b for b in frame.balls if b.on_table]
+
+
+def test_no_ball_overlaps_another_or_leaves_the_walls(profile, match):
+    table = Table(profile, PhysicsConfig())
+    r = table.radius
+    combs = [(a, b, rad) for a, b, rad, kind in table.segments if kind == WALL]  # lips and the bumper are one-way
+    checked = 0
+    for frame in match.frames:
+        balls = _table_balls(frame)
+        for i, a in enumerate(balls):
+            assert table.x_min + r - OVERLAP_TOLERANCE_MM <= a.x <= table.x_max - r + OVERLAP_TOLERANCE_MM, (frame.t, a)
+            assert a.y <= table.y_max - r + OVERLAP_TOLERANCE_MM, (frame.t, a)
+            for b in balls[i + 1:]:
+                assert math.dist((a.x, a.y), (b.x, b.y)) >= 2 * r - OVERLAP_TOLERANCE_MM, (frame.t, a, b)
+            for p, q, rad in combs:
+                assert _segment_distance((a.x, a.y), p, q) >= r + rad - OVERLAP_TOLERANCE_MM, (frame.t, a, p, q)
+            checked += 1
+    assert checked > 1000
+
+
+def _segment_distance(point, a, b):
+    ax, ay = a
+    bx, by = b
+    px, py = point
+    dx, dy = bx - ax, by - ay
+    u = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)))
+    return math.hypot(px - ax - u * dx, py - ay - u * dy)
+
+
+def test_a_ball_in_a_slot_stays_unless_struck(profile, match):
+    r = profile.ball_diameter_mm / 2
+    moved_in_slot = 0
+    for before, after in zip(match.frames, match.frames[1:]):
+        now = {b.id: b for b in _table_balls(after)}
+        for b in _table_balls(before):
+            if b.id not in now or b.moving or locate(profile, (b.x, b.y)).region is not Region.SLOT:
+                continue
+            a = now[b.id]
+            if math.dist((a.x, a.y), (b.x, b.y)) > 0.5:
+                near = [o for o in _table_balls(after) if o.id != b.id and math.dist((o.x, o.y), (a.x, a.y)) < 2 * r + 3]
+                assert near or after.table_shift != before.table_shift, f"ball {b.id} left its slot untouched at {after.t}"
+                moved_in_slot += 1
+    resting = sum(1 for f in match.frames for b in _table_balls(f)
+                  if locate(profile, (b.x, b.y)).region is Region.SLOT)
+    assert resting > 100  # the check saw balls resting in slots
+
+
+def test_slot_ball_survives_a_neighbouring_shot(profile):
+    table = Table(profile, PhysicsConfig())
+    x3, y3 = slot_center(profile, 1, 3)
+    aim = aims_for(table, (1, 4), 490.0, [(x3, y3)])[0]
+    first = table.simulate((), 0, Launch(x3, 0.0, 1290.0), 30.0, 0.5).final[0]
+    assert locate(profile, (first.x, first.y)).slot == 3
+    trace = table.simulate((RestingBall(0, first.x, first.y),), 1, aim.launch, 30.0, 0.5)
+    for samples in trace.frames:
+        held = next(s for s in samples if s.id == 0)
+        assert math.dist((held.x, held.y), (first.x, first.y)) < 0.2
+
+
+def test_lip_holds_modest_speed_and_rejects_a_fast_ball(profile):
+    table = Table(profile, PhysicsConfig())
+    ends = {}
+    for vy in (1000.0, 1290.0, 2200.0):
+        f = table.simulate((), 0, Launch(slot_center(profile, 1, 3)[0], 0.0, vy), 30.0, 0.5).final[0]
+        ends[vy] = locate(profile, (f.x, f.y)).region
+    assert ends == {1000.0: Region.PLAY_AREA, 1290.0: Region.SLOT, 2200.0: Region.PLAY_AREA}
+
+
+def test_same_seed_gives_identical_frames_and_events(profile, match):
+    again = simulate_starcluster(profile, 7, "full_game", StarClusterSimOptions(round_seconds=40.0, fps=30.0))
+    assert again.frames == match.frames
+    assert [e.to_json() for e in again.events] == [e.to_json() for e in match.events]
+    other = simulate_starcluster(profile, 8, "full_game", StarClusterSimOptions(round_seconds=40.0, fps=30.0))
+    assert [e.to_json() for e in other.events] != [e.to_json() for e in match.events]
+
+
+def test_full_game_plays_two_rounds_to_a_result(profile, match):
+    result = replay(list(match.events), "starcluster", match.config)
+    kinds = [d.kind.value for d in result.decisions]
+    assert kinds.count("round_result") >= 2 and "game_result" in kinds
+    assert result.standings.complete
+    shots = [e for e in match.events if e.TYPE == "shot_started"]
+    settles = [e for e in match.events if e.TYPE == "table_settled"]
+    assert len(shots) == len(settles) >= 6
