@@ -344,7 +344,7 @@ class PiratenbillardEngine:
             sources.insert(0, hint)
         stacks = sorted(cell for (cell, o), n in self._board.items() if o == shooter and n >= 2)
         struck = {hint} if hint in sources else set(sources)
-        violation = bool(stacks) and not struck & set(stacks)
+        violation = bool(stacks) and bool(sources) and not struck & set(stacks)
         if violation:
             out.append(self._decision(DecisionKind.FOUL, f"{shooter} had to play the stacked pair at "
                                       f"{', '.join(cell_name(c) for c in stacks)} but struck "

@@ -558,3 +558,21 @@ def test_standings_report_one_game_of_one_round():
     assert not standings.complete and standings.winners == ()
     closing = game.engine.close(200.0)
     assert len(closing) == 1 and "log ends before the game does" in closing[0].summary
+
+
+def test_stacked_pair_rule_with_a_strike_the_table_does_not_show():
+    """PB-5.3 with PB-7.2: a player who must play a stacked pair, whose strike shows no ball leaving a space
+    but an extra ball of theirs appearing (found by the property tests), gets a flagged warning and no foul:
+    there is no strike to call illegal."""
+    game = Game(TWO)
+    game.strike("red", (9, 3), (6, 3))
+    game.strike("blue", (0, 4), (2, 4))
+    game.strike("red", (9, 4), (5, 4))
+    assert only(game.strike("blue", (2, 4), (6, 3)), K.CAPTURE).player == "blue"  # red's (6,3) ball is lifted
+    game.strike("red", (9, 5), (5, 4))  # red's stacked pair
+    assert dict(only(game.strike("blue", (0, 5), (1, 5)), K.TURN).data)["must_play"] == [[5, 4]]
+    game.table[((4, 1), "red")] = 1  # the captured red ball turns up on the board again
+    game.feed(ShotStarted(t=game.tick(), id=game.event_id(), player="red"))
+    out = game.feed(TableSettled(t=game.tick(), id=game.event_id(), snapshot=game.snapshot()))
+    assert not kinds(out, K.FOUL)
+    assert any(d.kind is K.WARNING and d.flagged and "(4,1)" in d.summary for d in out)
