@@ -1,0 +1,68 @@
+"""Values that cross the stages of the vision pipeline.
+
+frame -> detector -> `Detection` (pixels) -> mapper -> `BoardBall` (table mm)
+-> tracker -> `Track` -> settle watcher -> `Settled` -> snapshot reader ->
+`rules.events.Snapshot` -> shot segmenter -> observation events.
+
+Vision stops at observations: it never decides a score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+import numpy as np
+
+from rules.events import Location
+
+
+@dataclass(frozen=True)
+class Detection:
+    """A ball candidate in one frame, in image pixels (after undistortion, if any)."""
+
+    u: float  # centre, px
+    v: float
+    radius_px: float
+    colour: str  # a player id (= ball colour), or "unknown"
+    score: float  # 0..1: how sure the detector is this is a ball of that colour
+
+
+@dataclass(frozen=True)
+class BoardBall:
+    """A detection mapped onto the table: contact point in board mm, ball height corrected."""
+
+    detection: Detection
+    x: float
+    y: float
+    location: Location  # slot / cell / region under the contact point
+
+
+class TrackState(str, Enum):
+    TENTATIVE = "tentative"  # seen too few times to report
+    CONFIRMED = "confirmed"
+    LOST = "lost"  # not seen lately; kept a while to bridge occlusions
+
+
+@dataclass(frozen=True)
+class Track:
+    id: int
+    colour: str
+    x: float  # filtered position, board mm
+    y: float
+    vx: float  # filtered velocity, mm/s
+    vy: float
+    state: TrackState
+    at_rest: bool  # speed under the rest threshold for the debounce time
+    last_seen_t: float
+    hits: int
+
+
+class Detector(Protocol):
+    """A ball detector backend, picked by name (`--detector color|onnx`)."""
+
+    name: str
+
+    def detect(self, image: np.ndarray, mask: np.ndarray | None = None) -> list[Detection]:
+        """Balls in a BGR frame; `mask` (uint8, 255 = table) limits the search."""
