@@ -56,6 +56,9 @@ STARCLUSTER_SCENARIOS: dict[str, str] = {
 }
 
 K = DecisionKind
+# The composited player is a head-and-shoulders photograph leaning over the line, so the head leads:
+# the COCO keypoint that crosses first is the nose (simulation/render.py places the photo that way).
+CROSSING_PART = "nose"
 
 
 @dataclass(frozen=True)
@@ -291,7 +294,7 @@ class MatchDriver:
                 reach = -30.0 - 270.0 * k / approach
                 part = None
                 if crossing_at is not None and crossing_at <= k < crossing_at + 8:
-                    reach, part = 35.0, "right_wrist"
+                    reach, part = 35.0, CROSSING_PART
                 person = PersonPose(player, launch.x, reach, part)
             hand = HandPose(sx, sy, "near", 40.0) if k < 3 else None
             self.frame(hand=hand, person=person, moving=moving)
@@ -299,8 +302,8 @@ class MatchDriver:
             if k == trace.crossing_frame:
                 out += self.feed(ShotStarted(t, player=player))
             if k == crossing_at:
-                out += self.feed(PlayLineCrossing(t, player=player, body_part="right_wrist"))
-                self.notes.append(f"{player}'s right wrist crosses the Play Line at {t:.2f}s")
+                out += self.feed(PlayLineCrossing(t, player=player, body_part=CROSSING_PART))
+                self.notes.append(f"{player}'s head ({CROSSING_PART}) crosses the Play Line at {t:.2f}s")
             if k == trace.shove_frame:
                 out += self.feed(TableMovement(t, magnitude_mm=8.0, player=player))
                 self.notes.append(f"{player} shoves the table 8 mm at {t:.2f}s")

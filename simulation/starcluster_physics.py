@@ -127,10 +127,12 @@ class Table:
         """(a, b, radius, kind) for every wall; surfaces lie on the profile's outlines."""
         w = _WALL_RADIUS
         x0, x1, y1, line = self.x_min, self.x_max, self.y_max, self.line_y
+        near = self.profile.table.y_min  # the near rail: a ball that bounces back before the bumper stops here
         segs = [
-            ((x0 - w, line - 80), (x0 - w, y1 + w), w, WALL),
-            ((x1 + w, line - 80), (x1 + w, y1 + w), w, WALL),
+            ((x0 - w, near - w), (x0 - w, y1 + w), w, WALL),
+            ((x1 + w, near - w), (x1 + w, y1 + w), w, WALL),
             ((x0 - w, y1 + w), (x1 + w, y1 + w), w, WALL),
+            ((x0 - w, near - w), (x1 + w, near - w), w, WALL),
             ((x0, line - w), (x1, line - w), w, BUMPER),
         ]
         t = _TOOTH_RADIUS

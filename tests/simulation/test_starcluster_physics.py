@@ -9,7 +9,7 @@ import pytest
 from calibration.lookup import locate, slot_center
 from calibration.profile import Region, load_profile
 from rules.replay import replay
-from simulation.starcluster import StarClusterSimOptions, simulate_starcluster
+from simulation.starcluster import STARCLUSTER_SCENARIOS, StarClusterSimOptions, simulate_starcluster
 from simulation.starcluster_physics import WALL, Launch, PhysicsConfig, RestingBall, Table
 from simulation.starcluster_players import aims_for
 
@@ -112,3 +112,14 @@ def test_full_game_plays_two_rounds_to_a_result(profile, match):
     shots = [e for e in match.events if e.TYPE == "shot_started"]
     settles = [e for e in match.events if e.TYPE == "table_settled"]
     assert len(shots) == len(settles) >= 6
+
+
+@pytest.mark.parametrize("scenario", sorted(STARCLUSTER_SCENARIOS))
+def test_no_ball_ever_leaves_the_table(profile, scenario):
+    """Regression: a launched ball knocked back before it armed the Play Line bumper once rolled off the
+    near edge forever (knock_into_slot, seed 1). The near rail now stops it."""
+    table = profile.table
+    match = simulate_starcluster(profile, 1, scenario, StarClusterSimOptions())
+    for frame in match.frames:
+        for ball in _table_balls(frame):
+            assert table.contains((ball.x, ball.y), tolerance_mm=0.5), (scenario, frame.index, ball)

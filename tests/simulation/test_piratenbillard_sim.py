@@ -1,0 +1,101 @@
+"""Piratenbillard simulation: every scenario produces its rule through the real engine, and the physics keeps to the board."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from calibration.lookup import locate
+from calibration.profile import load_profile
+from rules.decisions import DecisionKind
+from rules.errors import InputError
+from rules.events import BallLifted, ShotStarted, TableSettled
+from rules.replay import replay
+from simulation.piratenbillard import SCENARIOS, PiratenbillardOptions, simulate_piratenbillard
+
+PROFILE = load_profile("piratenbillard")
+
+
+def _decisions(match):
+    return replay(list(match.events), "piratenbillard", match.config).decisions
+
+
+def _has(decisions, kind, rule, **fields):
+    return any(d.kind is kind and d.rule == rule and all(getattr(d, k) == v for k, v in fields.items())
+               for d in decisions)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_each_scenario_produces_its_rule(seed):
+    d = {name: _decisions(simulate_piratenbillard(PROFILE, seed, name)) for name in SCENARIOS if name != "full_game"}
+    assert _has(d["capture"], DecisionKind.CAPTURE, "PB-4.2", player="blue", points=1)
+    assert _has(d["neighbour_capture"], DecisionKind.CAPTURE, "PB-4.3", player="green", points=1)
+    assert _has(d["secure"], DecisionKind.CAPTURE, "PB-4.4", player="red", points=3)
+    assert _has(d["stacked_pair"], DecisionKind.SHOT, "PB-5.1", player="red")
+    assert _has(d["stacked_pair"], DecisionKind.CAPTURE, "PB-5.2", player="blue", points=2)
+    assert _has(d["off_board"], DecisionKind.BALL_REMOVED, "PB-4.1", player="red")
+    for decisions in d.values():  # a perfect camera: the engine never doubts the table
+        assert not [x for x in decisions if x.kind is DecisionKind.WARNING and x.rule is not None], decisions
+
+
+def test_full_game_reaches_the_target_with_one_start_and_settle_per_shot():
+    match = simulate_piratenbillard(PROFILE, 3, "full_game")
+    result = replay(list(match.events), "piratenbillard", match.config)
+    assert result.standings.complete and result.standings.winners
+    assert max(sum(d.points for d in result.decisions if d.player == p and d.kind is DecisionKind.CAPTURE)
+               for p in result.standings.players) >= 7
+    kinds = [type(e) for e in match.events]
+    shots = kinds.count(ShotStarted)
+    assert shots >= 5 and kinds.count(TableSettled) == shots + 1  # plus the settled table at the start
+    assert [e.t for e in match.events] == sorted(e.t for e in match.events)
+    assert not [d for d in result.decisions if d.kind is DecisionKind.WARNING and d.rule not in (None, "PB-7.3")]
+
+
+def test_physics_keeps_to_the_board_and_resting_balls_stay_in_their_space():
+    match = simulate_piratenbillard(PROFILE, 11, "full_game", PiratenbillardOptions(players=4, duration_s=40))
+    radius = PROFILE.ball_diameter_mm / 2
+    lifted = {(e.t, e.owner) for e in match.events if isinstance(e, BallLifted)}
+    assert lifted
+    previous = {}
+    for frame in match.frames:
+        resting = [b for b in frame.balls if b.on_table and not b.moving]
+        for b in frame.balls:
+            assert b.z >= radius - 1e-9 or not b.on_table
+            if b.on_table:
+                assert PROFILE.table.contains((b.x, b.y))
+        for i, a in enumerate(resting):
+            assert a.z == radius
+            assert locate(PROFILE, (a.x, a.y)).row is not None  # a resting ball lies in a space
+            cell = locate(PROFILE, (a.x, a.y))
+            for b in resting[i + 1:]:  # balls in different spaces never touch; one space holds a stack
+                other = locate(PROFILE, (b.x, b.y))
+                if (cell.row, cell.col) != (other.row, other.col):
+                    assert math.dist((a.x, a.y), (b.x, b.y)) >= 2 * radius
+        moving = {b.id for b in frame.balls if b.moving}
+        assert len(moving) <= 1
+        for ball_id in moving:
+            previous.pop(ball_id, None)
+        for b in resting:  # a resting ball does not move unless it is struck
+            assert previous.setdefault(b.id, (b.x, b.y)) == (b.x, b.y)
+
+
+def test_snapshots_match_the_frames_they_describe():
+    match = simulate_piratenbillard(PROFILE, 2, "stacked_pair")
+    for event in match.events:
+        if isinstance(event, TableSettled):
+            frame = match.frames[min(round(event.t * match.fps), len(match.frames) - 1)]
+            seen = sorted((b.owner, (locate(PROFILE, (b.x, b.y)).row, locate(PROFILE, (b.x, b.y)).col))
+                          for b in frame.balls if b.on_table)
+            said = sorted((s.owner, (s.at.row, s.at.col)) for s in event.snapshot.balls)
+            assert seen == said
+
+
+def test_same_seed_same_match_and_bad_input_is_refused():
+    a = simulate_piratenbillard(PROFILE, 4, "full_game", PiratenbillardOptions(duration_s=20))
+    b = simulate_piratenbillard(PROFILE, 4, "full_game", PiratenbillardOptions(duration_s=20))
+    assert a == b
+    with pytest.raises(InputError, match="capture"):
+        simulate_piratenbillard(PROFILE, 0, "grand_slam")
+    with pytest.raises(InputError, match="needs 3"):
+        simulate_piratenbillard(PROFILE, 0, "neighbour_capture", PiratenbillardOptions(players=2))
