@@ -15,9 +15,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+SAMPLE := sample_videos/starcluster/full_game
+
 demo: $(STAMP)
 	$(BIN)/referee replay examples/starcluster_full_game.jsonl --game starcluster --out $(OUT)
-	@echo "Demo outputs written to $(OUT)/ (result.json, score_sheet.txt)"
+	$(BIN)/referee calibrate $(SAMPLE)/video.mp4 --profile starcluster --out $(OUT)/calibration.json --preview $(OUT)/calibration.png
+	@echo "Demo outputs in $(OUT)/: score_sheet.txt and result.json (replayed game), calibration.json and calibration.png ($(SAMPLE)/video.mp4)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

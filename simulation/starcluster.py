@@ -46,7 +46,7 @@ from .trajectory import BallPose, HandPose, Match, PersonPose, SimFrame, TableSh
 STARCLUSTER_SCENARIOS: dict[str, str] = {
     "full_game": "a whole game of two shortened rounds played by two simulated players",
     "chain_grand_slam": "one player fills Position 1 slot by slot: chains, then a Grand Slam",
-    "play_line_foul": "the shooter's wrist crosses the Play Line: the shot is void and the ball removed",
+    "play_line_foul": "the shooter leans over the Play Line (head first): the shot is void and the ball removed",
     "knock_into_slot": "a shot knocks the opponent's returned ball into a slot: foul, the opponent scores",
     "gutter_ball": "a ball runs into a gutter: out for the round, lifted off by hand",
     "grouping": "a ball comes to rest on the board without scoring: Grouped, the turn ends",
