@@ -57,6 +57,8 @@ class Track:
     at_rest: bool  # speed under the rest threshold for the debounce time
     last_seen_t: float
     hits: int
+    location: Location | None = None  # where its latest detection lay (slot / cell / region)
+    confidence: float = 1.0  # the detector's score of its latest detection
 
 
 class Detector(Protocol):

@@ -1,0 +1,86 @@
+"""Shared by the benchmark scripts: finding the bundled samples and printing a fixed-width table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_videos"
+
+
+def samples(names: list[str]) -> list[Path]:
+    """Sample folders: those named ('game/scenario' or a folder), else every finished bundled one.
+
+    A sample is finished once its truth.json is written (it is written after the video).
+    """
+    if names:
+        folders = [Path(n) if Path(n).is_dir() else SAMPLES / n for n in names]
+    else:
+        folders = sorted(p.parent for p in SAMPLES.glob("*/*/truth.json") if (p.parent / "video.mp4").is_file())
+    missing = [str(f) for f in folders if not (f / "video.mp4").is_file()]
+    if missing:
+        sys.exit(f"no video.mp4 in {', '.join(missing)}; pass sample folders like starcluster/chain_grand_slam")
+    if not folders:
+        sys.exit(f"no samples under {SAMPLES}; render them with: .venv/bin/python -m simulation.make_samples")
+    return folders
+
+
+def label(folder: Path) -> str:
+    try:
+        return str(folder.resolve().relative_to(SAMPLES.resolve()))
+    except ValueError:
+        return str(folder)
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("samples", nargs="*", help="sample folders (default: every sample_videos/<game>/<scenario>)")
+    p.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
+    return p
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process (Linux reports kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def machine() -> str:
+    """CPU model and count, for the record next to every figure."""
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
+                 if line.startswith("model name")]
+        model = names[0] if names else model
+    return f"{model}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths)))]
+    lines += ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+              for r in cells]
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    return str(value)
+
+
+def write_json(path: Path | None, data: Any) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {path}")

@@ -1,0 +1,143 @@
+"""Whole-referee speed and accuracy on each bundled sample: fps, real-time factor, per-stage ms, memory, latency.
+
+Each sample is refereed in a fresh child process (so its peak memory is its
+own), exactly as `referee run SAMPLE/video.mp4 --session SAMPLE/truth.json`
+builds it (the umpire inputs come from the truth; vision makes every
+observation). The pipeline's own stage timers (vision.pipeline.StageTimes)
+give the split; the run is then scored with `referee eval`'s library, which
+gives the latency from true rest to the emitted table_settled (in video time:
+the frame at which the pipeline emitted it, so it is the causal delay, not
+counting the few ms of processing per frame shown in the speed table).
+
+A tracks.jsonl is recorded alongside (vision.evaluate.FrameLog, hooked onto the
+tracker) so detection and tracking can be scored; its writes land in the
+"track" stage and cost well under a millisecond a frame.
+
+Run: .venv/bin/python benchmarks/pipeline.py [SAMPLE ...] [--out DIR] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from common import ROOT, label, machine, parser, peak_rss_mb, samples, table, write_json
+
+
+class RecordingTracker:
+    """The pipeline's tracker, unchanged, writing each frame's confirmed tracks and board detections."""
+
+    def __init__(self, tracker, frame_log) -> None:
+        self.tracker = tracker
+        self.frame_log = frame_log
+
+    def update(self, t, balls):
+        update = self.tracker.update(t, balls)
+        self.frame_log.write(t, update.tracks, balls)
+        return update
+
+
+def measure(folder: Path, out: Path, detector: str) -> dict:
+    from referee.commands.run import build_referee
+    from rules.replay import read_log, replay
+    from rules.result import build_result, write_json_atomically
+    from vision.evaluate import TRACKS_FILE, FrameLog, evaluate, load_run, load_truth
+    from vision.event_log import EventLog
+    from vision.sources import open_source
+    from vision.video_io import probe
+
+    truth = load_truth(folder / "truth.json")
+    video = folder / "video.mp4"
+    info = probe(video)
+    args = argparse.Namespace(source=str(video), game=truth.game, profile=None, calibration=None, config=None,
+                              session=folder / "truth.json", players=None, detector=detector, live=False, out=out,
+                              quiet=True)
+    with EventLog(out) as log, (out / TRACKS_FILE).open("w", encoding="utf-8") as tracks:
+        referee, config, rules_config = build_referee(args, log)
+        referee.tracker = RecordingTracker(
+            referee.tracker, FrameLog(tracks, lambda points: referee.calibration.board_to_image(points)))
+        source = open_source(str(video), config)
+        started = time.perf_counter()
+        summary = referee.run(source)
+        wall = time.perf_counter() - started
+    replayed = replay(read_log(log.events_path), truth.game, rules_config)
+    write_json_atomically(out / "result.json", build_result(replayed, {"video": str(video), "frames": summary.frames}))
+    report = evaluate(load_run(out, truth), truth)
+    frames = summary.times.frames or 1
+    duration = summary.frames / info.fps if info.fps else 0.0
+    return {
+        "size": f"{info.width}x{info.height}", "frames": summary.frames, "duration_s": duration,
+        "wall_s": wall, "fps": summary.frames / wall, "rtf": duration / wall,
+        "stage_ms": {stage: 1000 * s / frames for stage, s in summary.times.seconds.items()},
+        "peak_rss_mb": peak_rss_mb(), "eval": report.to_json(), "run_dir": str(out),
+    }
+
+
+def main() -> None:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=ROOT / "out" / "bench", help="folder for the runs (default out/bench)")
+    p.add_argument("--detector", default="color", help="detector backend (default color)")
+    p.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # the child process: referee this one sample
+    args = p.parse_args()
+    if args.one:
+        try:
+            print(json.dumps(measure(args.one, args.out, args.detector)))
+        except Exception as error:  # reported as a row, so one broken sample does not hide the others
+            print(json.dumps({"error": f"{type(error).__name__}: {error}", "trace": traceback.format_exc()}))
+        return
+    results = {}
+    for folder in samples(args.samples):
+        name = label(folder)
+        child = subprocess.run([sys.executable, __file__, "--one", str(folder), "--out", str(args.out / name),
+                                "--detector", args.detector], capture_output=True, text=True)
+        lines = child.stdout.strip().splitlines()
+        results[name] = json.loads(lines[-1]) if lines else {"error": child.stderr.strip()[-500:]}
+    print(f"whole pipeline, detector {args.detector}, {machine()}")
+    print(speed_table(results))
+    print()
+    print(accuracy_table(results))
+    for name, r in results.items():
+        if "error" in r:
+            print(f"{name}: FAILED: {r['error']}")
+    write_json(args.json, {"machine": machine(), "detector": args.detector, "samples": results})
+
+
+def speed_table(results: dict) -> str:
+    stages = ("decode", "detect", "map", "track", "rules")
+    rows = []
+    for name, r in results.items():
+        if "error" in r:
+            continue
+        latency = r["eval"]["timing"]["after_rest_ms"]
+        rows.append([name, r["size"], r["frames"], r["fps"], r["rtf"], *(r["stage_ms"][s] for s in stages),
+                     r["peak_rss_mb"], latency["mean"], latency["max"]])
+    return table(["sample", "size", "frames", "fps", "x RT", *(f"{s} ms" for s in stages), "peak MB",
+                  "rest->settle ms", "max ms"], rows)
+
+
+def accuracy_table(results: dict) -> str:
+    rows = []
+    for name, r in results.items():
+        if "error" in r:
+            continue
+        e = r["eval"]
+        det, trk = e["detection"] or {}, e["tracking"] or {}
+        rows.append([name, "yes" if e["scores"]["exact"] else "NO", _pct(e["shots"]["accuracy"]),
+                     _pct(e["assignment"]["accuracy"]), e["timing"]["error_ms"]["mean"], _pct(det.get("precision")),
+                     _pct(det.get("recall")), (det.get("error_mm") or {}).get("mean"), _pct(trk.get("mota")),
+                     _pct(trk.get("idf1")), trk.get("id_switches")])
+    return table(["sample", "scores exact", "shots", "slots", "settle err ms", "det P", "det R", "loc mm", "MOTA",
+                  "IDF1", "ID sw"], rows)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+if __name__ == "__main__":
+    main()

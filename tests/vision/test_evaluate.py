@@ -1,0 +1,216 @@
+"""vision.evaluate on a real simulated clip's truth, scoring runs built from that truth with known faults."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from referee.commands.simulate import simulate_to
+from rules.events import Location
+from simulation.realism import Realism
+from vision.evaluate import (
+    EvalConfig,
+    FrameLog,
+    evaluate,
+    load_run,
+    load_truth,
+    match_by_time,
+    shots_of,
+)
+from vision.types import BoardBall, Detection, Track, TrackState
+
+
+@pytest.fixture(scope="module")
+def truth_path(tmp_path_factory) -> Path:
+    """A short Piratenbillard capture clip (320x180): two shots, three settles, one capture."""
+    out = tmp_path_factory.mktemp("sim")
+    simulate_to(out, "piratenbillard", 1, "capture", "behind_play_line", 320, 180, realism=Realism(), progress=False)
+    return out / "truth.json"
+
+
+@pytest.fixture(scope="module")
+def truth_json(truth_path) -> dict:
+    return json.loads(truth_path.read_text())
+
+
+def perfect_run(truth: dict) -> dict:
+    """What an ideal referee would write: the truth's observations, result, tracks and detections."""
+    owners = truth["ball_owners"]
+    frames = []
+    for frame in truth["frames"]:
+        seen = [b for b in frame["balls"] if b[7]]
+        frames.append({"t": frame["t"],
+                       "tracks": [[100 + b[0], owners[str(b[0])], b[1], b[2], b[4], b[5]] for b in seen],
+                       "detections": [[owners[str(b[0])], b[4], b[5], b[6], b[1], b[2], 0.9] for b in seen]})
+    return {"events": copy.deepcopy(truth["events"]), "result": copy.deepcopy(truth["result"]), "frames": frames}
+
+
+def write_run(path: Path, run: dict, result: bool = True) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in run["events"]))
+    if result:
+        (path / "result.json").write_text(json.dumps(run["result"]))
+    (path / "tracks.jsonl").write_text("".join(json.dumps(f) + "\n" for f in run["frames"]))
+    return path
+
+
+def score(tmp_path: Path, truth_path: Path, run: dict, result: bool = True):
+    truth = load_truth(truth_path)
+    return evaluate(load_run(write_run(tmp_path / "run", run, result), truth), truth)
+
+
+def settles(run: dict) -> list[dict]:
+    return [e for e in run["events"] if e["type"] == "table_settled"]
+
+
+def test_the_fixture_has_what_the_tests_need(truth_json):
+    assert len(settles(truth_json)) == 3
+    assert [d["outcome"] for d in truth_json["result"]["decisions"] if d["kind"] == "shot"] == ["moved", "captured"]
+    assert all(len(e["balls"]) == 16 for e in settles(truth_json))
+
+
+def test_a_perfect_run_scores_full_marks(tmp_path, truth_path, truth_json):
+    report = score(tmp_path, truth_path, perfect_run(truth_json))
+    assert report.scores.exact and report.scores.winners_match and report.scores.complete_match
+    assert (report.shots.truth, report.shots.correct, report.shots.accuracy) == (2, 2, 1.0)
+    assert (report.assignment.balls_right, report.assignment.balls_total, report.assignment.accuracy) == (48, 48, 1.0)
+    assert report.timing.error_ms.max == 0.0
+    # the simulation calls the table settled 0.5 s (its debounce) after the last ball stops
+    assert report.timing.after_rest_ms.n == 2 and report.timing.after_rest_ms.mean == pytest.approx(500, abs=1)
+    det = report.detection
+    assert det.precision == det.recall == 1.0 and det.error_mm.max == 0.0
+    assert det.frames == truth_json["frame_count"]
+    trk = report.tracking
+    assert (trk.mota, trk.idf1, trk.id_switches) == (1.0, 1.0, 0)
+    assert json.loads(json.dumps(report.to_json()))["tracking"]["id_switches"] == 0
+
+
+def test_one_ball_in_the_wrong_space_costs_exactly_one_of_48(tmp_path, truth_path, truth_json):
+    run = perfect_run(truth_json)
+    last = settles(run)[-1]
+    last["balls"][0]["at"] = Location.cell_at(7, 7).to_json()
+    report = score(tmp_path, truth_path, run)
+    assert (report.assignment.balls_right, report.assignment.balls_total) == (47, 48)
+    assert report.assignment.accuracy == pytest.approx(47 / 48)
+    assert report.assignment.exact_snapshots == 2
+    assert "cell (7,7)" in report.assignment.mistakes[0]
+
+
+def test_a_late_settle_gives_its_exact_timing_error(tmp_path, truth_path, truth_json):
+    run = perfect_run(truth_json)
+    settles(run)[-1]["t"] += 0.25
+    report = score(tmp_path, truth_path, run)
+    assert report.timing.error_ms.max == pytest.approx(250)
+    assert report.timing.error_ms.mean == pytest.approx(250 / 3)
+    assert report.timing.after_rest_ms.max == pytest.approx(750, abs=1)
+    assert report.assignment.accuracy == 1.0  # still paired with its truth settle
+
+
+def test_a_wrong_capture_is_one_wrong_shot_and_a_wrong_score(tmp_path, truth_path, truth_json):
+    run = perfect_run(truth_json)
+    capture = next(d for d in run["result"]["decisions"] if d["kind"] == "capture")
+    capture["points"] = 2
+    run["result"]["final_scores"]["blue"] = 2
+    report = score(tmp_path, truth_path, run)
+    assert not report.scores.exact and report.scores.run == {"blue": 2, "red": 0}
+    assert (report.shots.correct, report.shots.accuracy) == (1, 0.5)
+    assert (report.shots.outcome_accuracy, report.shots.points_accuracy) == (1.0, 0.5)
+    assert "blue +1" in report.shots.mistakes[0] and "blue +2" in report.shots.mistakes[0]
+
+
+def test_an_id_swap_is_counted_by_motmetrics(tmp_path, truth_path, truth_json):
+    run = perfect_run(truth_json)
+    for frame in run["frames"][len(run["frames"]) // 2:]:  # two red balls swap ids half-way
+        for row in frame["tracks"]:
+            row[0] = {100: 101, 101: 100}.get(row[0], row[0])
+    report = score(tmp_path, truth_path, run)
+    assert report.tracking.id_switches == 2
+    assert report.tracking.mota < 1.0 and report.tracking.idf1 < 1.0
+    assert report.detection.precision == 1.0  # detections untouched
+
+
+def test_a_wrong_colour_and_a_missed_ball_lower_precision_and_recall_exactly(tmp_path, truth_path, truth_json):
+    run = perfect_run(truth_json)
+    frame = run["frames"][0]
+    frame["detections"][0][0] = "blue" if frame["detections"][0][0] == "red" else "red"
+    del frame["detections"][1]
+    frame["detections"].append(["red", 0, 0, 5, 900.0, 900.0, 0.5])  # nowhere near a ball
+    report = score(tmp_path, truth_path, run)
+    det = report.detection
+    assert det.wrong_colour == 1
+    assert det.true_positives == det.truth_balls - 2
+    assert det.recall == pytest.approx((det.truth_balls - 2) / det.truth_balls)
+    assert det.precision == pytest.approx((det.truth_balls - 2) / det.truth_balls)  # one dropped, one added
+
+
+def test_a_run_without_result_is_replayed_and_a_torn_last_line_is_tolerated(tmp_path, truth_path, truth_json):
+    run = write_run(tmp_path / "run", perfect_run(truth_json), result=False)
+    with open(run / "events.jsonl", "a") as stream:
+        stream.write('{"type": "table_sett')
+    truth = load_truth(truth_path)
+    report = evaluate(load_run(run, truth), truth)
+    assert report.scores.exact and report.shots.accuracy == 1.0
+    assert any("torn last line" in n for n in report.notes) and any("replay" in n for n in report.notes)
+
+
+def test_without_tracks_only_detection_and_tracking_are_left_out(tmp_path, truth_path, truth_json):
+    run = write_run(tmp_path / "run", perfect_run(truth_json))
+    (run / "tracks.jsonl").unlink()
+    truth = load_truth(truth_path)
+    report = evaluate(load_run(run, truth), truth)
+    assert report.detection is None and report.tracking is None and report.shots.accuracy == 1.0
+
+
+def test_match_by_time_pairs_nearest_within_the_gate():
+    assert match_by_time([1.0, 5.0, 9.0], [5.2, 1.1, 20.0], 1.0) == [(0, 1), (1, 0)]
+    assert match_by_time([], [1.0], 1.0) == []
+
+
+def test_shots_group_the_decisions_of_their_moment():
+    decisions = [
+        {"t": 0.0, "kind": "turn", "player": "red"},
+        {"t": 2.0, "kind": "shot", "player": "red", "outcome": "scored"},
+        {"t": 2.0, "kind": "score", "player": "red", "points": 3},
+        {"t": 2.0, "kind": "foul", "player": "red", "foul": "knocked_in"},
+        {"t": 2.0, "kind": "score", "player": "blue", "points": 2},
+        {"t": 4.0, "kind": "shot", "player": "blue", "outcome": "failed"},
+        {"t": 6.0, "kind": "score", "player": "blue", "points": 9},  # a later decision: not this shot's
+    ]
+    first, second = shots_of(decisions)
+    assert first.points == (("blue", 2), ("red", 3)) and first.fouls == (("red", "knocked_in"),)
+    assert (second.outcome, second.points) == ("failed", ())
+
+
+def test_frame_log_writes_confirmed_tracks_and_board_detections():
+    stream = io.StringIO()
+    track = Track(7, "red", 100.0, 200.0, 0.0, 0.0, TrackState.CONFIRMED, True, 1.0, 5)
+    tentative = Track(8, "red", 0.0, 0.0, 0.0, 0.0, TrackState.TENTATIVE, False, 1.0, 1)
+    ball = BoardBall(Detection(10.0, 20.0, 6.0, "red", 0.8), 101.0, 199.0, Location.cell_at(1, 2))
+    FrameLog(stream, to_image=lambda p: p / 10).write(1.0, [track, tentative], [ball])
+    line = json.loads(stream.getvalue())
+    assert line == {"t": 1.0, "tracks": [[7, "red", 100.0, 200.0, 10.0, 20.0]],
+                    "detections": [["red", 10.0, 20.0, 6.0, 101.0, 199.0, 0.8]]}
+
+
+def test_eval_config_gates_are_used(tmp_path, truth_path, truth_json):
+    run = perfect_run(truth_json)
+    settles(run)[-1]["t"] += 0.25
+    truth = load_truth(truth_path)
+    report = evaluate(load_run(write_run(tmp_path / "run", run), truth), truth, EvalConfig(event_gate_s=0.1))
+    assert report.assignment.matched == 2
+    assert (report.assignment.balls_right, report.assignment.balls_total) == (32, 48)  # a missed snapshot scores 0
+
+
+def test_run_frames_pair_with_truth_frames_by_time_not_by_count(tmp_path, truth_path, truth_json):
+    run = perfect_run(truth_json)
+    run["frames"] = run["frames"][::2]  # a live run that skipped every other frame, its clock 4 ms off
+    for frame in run["frames"]:
+        frame["t"] = round(frame["t"] + 0.004, 4)
+    report = score(tmp_path, truth_path, run)
+    assert report.detection.frames == (truth_json["frame_count"] + 1) // 2
+    assert report.detection.precision == report.detection.recall == 1.0
+    assert report.tracking.id_switches == 0 and report.tracking.mota == 1.0

@@ -1,0 +1,55 @@
+"""`referee run`: files written, result equal to the replay, and bad input as clear errors (exit 2)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from referee.cli import main
+from referee.commands.simulate import simulate_to
+from simulation.realism import Realism
+from vision.video_io import VideoWriter
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pb")
+    simulate_to(folder, "piratenbillard", 1, "capture", "overhead", 640, 360, realism=Realism.moderate(),
+                progress=False)
+    return folder
+
+
+def test_run_writes_a_log_whose_replay_is_the_result(clip, tmp_path, capsys):
+    code = main(["run", str(clip / "video.mp4"), "--game", "piratenbillard", "--session", str(clip / "truth.json"),
+                 "--out", str(tmp_path / "run"), "--quiet"])
+    assert code == 0
+    assert main(["replay", str(tmp_path / "run" / "events.jsonl"), "--game", "piratenbillard", "--quiet",
+                 "--out", str(tmp_path / "replay")]) == 0
+    ran = json.loads((tmp_path / "run" / "result.json").read_text())
+    replayed = json.loads((tmp_path / "replay" / "result.json").read_text())
+    assert ran["decisions"] == replayed["decisions"] and ran["final_scores"] == replayed["final_scores"]
+    lines = (tmp_path / "run" / "decisions.jsonl").read_text().splitlines()
+    assert all(json.loads(line)["type"] in ("decision", "warning") for line in lines)
+
+
+def test_missing_video_exits_2_with_one_line(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nope.mp4"), "--game", "starcluster", "--out", str(tmp_path)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_stream_that_never_opens_exits_2(tmp_path, capsys):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"pipeline": {"stream_retries": 1, "stream_backoff_s": 0.05}}))
+    code = main(["run", "http://127.0.0.1:9/table.mp4", "--game", "starcluster", "--config", str(config),
+                 "--out", str(tmp_path / "out"), "--quiet"])
+    assert code == 2 and "never opened after 1 retries" in capsys.readouterr().err
+
+
+def test_no_board_in_view_exits_2_and_keeps_the_log(tmp_path, capsys):
+    video = tmp_path / "floor.mp4"
+    with VideoWriter(video, 320, 240, 30) as writer:
+        for _ in range(120):
+            writer.write(np.full((240, 320, 3), 70, np.uint8))
+    code = main(["run", str(video), "--game", "starcluster", "--out", str(tmp_path / "out"), "--quiet"])
+    assert code == 2 and "no table markers found" in capsys.readouterr().err
+    assert (tmp_path / "out" / "events.jsonl").read_text().startswith('{"type":"game_start"')

@@ -1,0 +1,72 @@
+"""Settle watch (once per quiet period, causal) and the hand watch on rendered frames."""
+
+import numpy as np
+import pytest
+
+from calibration.profile import load_profile
+from simulation.camera import make_camera
+from simulation.piratenbillard import simulate_piratenbillard
+from simulation.realism import Realism
+from simulation.render import Renderer
+from vision.config import PipelineConfig
+from vision.settle import HandWatch, SettleWatch
+from vision.types import Track, TrackState
+
+
+def track(vx=0.0, at_rest=True, state=TrackState.CONFIRMED, conf=0.9):
+    return Track(1, "red", 0, 0, vx, 0, state, at_rest, 0.0, 5, confidence=conf)
+
+
+def test_settles_once_per_quiet_period_and_at_the_first_quiet_frame():
+    watch = SettleWatch(PipelineConfig(rest_debounce_ms=400))
+    assert watch.update(0.0, (track(),), False) is None  # warming up: balls still being found
+    settle = watch.update(0.5, (track(),), False)
+    assert settle is not None and settle.t == 0.5 and settle.confidence == 0.9
+    assert watch.update(0.6, (track(),), False) is None  # nothing moved since: no second settle
+    assert watch.update(0.7, (track(vx=500, at_rest=False),), False) is None
+    assert watch.update(0.8, (track(vx=20, at_rest=False),), False) is None
+    assert watch.update(1.2, (track(),), True) is None  # a hand over the table pauses the call
+    assert watch.update(1.3, (track(),), False).t == 1.3
+
+
+def test_jitter_below_motion_speed_does_not_start_a_new_period():
+    watch = SettleWatch(PipelineConfig())
+    watch.update(0.0, (track(),), False)
+    assert watch.update(1.0, (track(),), False) is not None
+    assert watch.update(1.1, (track(vx=80, at_rest=False),), False) is None
+    assert watch.update(1.6, (track(),), False) is None
+
+
+def test_a_ball_lost_while_moving_blocks_the_settle():
+    watch = SettleWatch(PipelineConfig())
+    watch.update(0.0, (), False)
+    assert watch.update(1.0, (track(), track(vx=900, at_rest=False, state=TrackState.LOST)), False) is None
+    assert watch.update(1.1, (track(),), False) is not None
+
+
+@pytest.fixture(scope="module")
+def hand_frames():
+    profile = load_profile("piratenbillard")
+    match = simulate_piratenbillard(profile, 1, "capture")
+    camera = make_camera(profile, "overhead", 640, 360)
+    renderer = Renderer(profile, camera, Realism.moderate(), match.fps, match.seed)
+    frames = [renderer.render(f) for f in match.frames[:70]] + \
+        [renderer.render(f) for f in match.frames if f.hand is not None][::4]
+    return profile, camera, frames
+
+
+def test_hand_watch_sees_the_rendered_hand_and_not_the_balls(hand_frames):
+    profile, camera, frames = hand_frames
+    grid = profile.grid
+    corners = np.array([[grid.x_min, grid.y_min, 0], [grid.x_max, grid.y_min, 0], [grid.x_max, grid.y_max, 0],
+                        [grid.x_min, grid.y_max, 0]])
+    polygon = camera.project(corners)[0]
+    radius = float(np.median([b.r_px for b in frames[0][1].balls]))
+    watch = HandWatch(PipelineConfig(), polygon, (camera.width, camera.height), radius)
+    said = [(watch.update(image), truth.hand_px is not None and
+             any(0 <= truth.hand_px[0] < 640 and 0 <= truth.hand_px[1] < 360 for _ in [0])) for image, truth in frames]
+    no_hand = [seen for seen, truth in said if not truth]
+    with_hand = [seen for seen, truth in said if truth]
+    assert no_hand and with_hand
+    assert sum(no_hand) == 0  # struck balls hopping about are not hands
+    assert sum(with_hand) >= 0.7 * len(with_hand)

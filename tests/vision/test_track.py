@@ -1,0 +1,66 @@
+"""Tracker: identities through rolling, hops and hand occlusions; never across colours."""
+
+import numpy as np
+
+from rules.events import Location, Place
+from vision.config import PipelineConfig
+from vision.track import Tracker
+from vision.types import BoardBall, Detection, TrackState
+
+GRASS = Location(Place.GROUPED)
+
+
+def ball(x, y, colour="red"):
+    return BoardBall(Detection(0, 0, 5, colour, 0.9), x, y, GRASS)
+
+
+def test_rolling_ball_keeps_its_id_and_velocity():
+    tracker = Tracker(PipelineConfig())
+    ids = set()
+    for i in range(30):
+        update = tracker.update(i / 30, [ball(100 + 20 * i, 200)])  # 600 mm/s
+        ids |= {t.id for t in update.tracks}
+    (track,) = update.tracks
+    assert ids == {track.id} and track.state is TrackState.CONFIRMED
+    assert abs(track.vx - 600) < 60 and abs(track.vy) < 30 and not track.at_rest
+
+
+def test_colours_never_swap_when_balls_cross():
+    tracker = Tracker(PipelineConfig())
+    for i in range(40):
+        update = tracker.update(i / 30, [ball(100 + 10 * i, 300, "red"), ball(500 - 10 * i, 300, "blue")])
+    by_colour = {t.colour: t for t in update.tracks}
+    assert by_colour["red"].x > by_colour["blue"].x  # they passed through each other, identities kept
+    assert len({t.id for t in update.tracks}) == 2
+
+
+def test_hand_occlusion_is_bridged_and_a_long_loss_ends_the_track():
+    cfg = PipelineConfig(lost_ms=1000)
+    tracker = Tracker(cfg)
+    for i in range(20):
+        update = tracker.update(i / 30, [ball(300, 300)])
+    first = update.tracks[0].id
+    assert update.tracks[0].at_rest
+    for i in range(20, 40):  # hidden by a hand for 0.67 s
+        update = tracker.update(i / 30, [])
+    assert update.tracks[0].state is TrackState.LOST and update.tracks[0].id == first
+    update = tracker.update(40 / 30, [ball(301, 300)])
+    assert update.tracks[0].id == first and update.tracks[0].state is TrackState.CONFIRMED
+    ended = []
+    for i in range(41, 80):
+        ended += tracker.update(i / 30, []).ended
+    assert [t.id for t in ended] == [first] and ended[0].at_rest
+
+
+def test_a_hop_is_followed_with_the_wider_gate():
+    tracker = Tracker(PipelineConfig())
+    xs = list(np.full(10, 100.0)) + list(np.linspace(130, 280, 6)) + list(np.full(10, 280.0))
+    ids = {t.id for i, x in enumerate(xs) for t in tracker.update(i / 30, [ball(x, 100)]).tracks}
+    assert len(ids) == 1
+
+
+def test_single_false_detection_is_never_reported():
+    tracker = Tracker(PipelineConfig(confirm_hits=3))
+    update = tracker.update(0.0, [ball(10, 10)])
+    update = tracker.update(1 / 30, [])
+    assert update.tracks == () and update.ended == ()

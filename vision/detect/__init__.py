@@ -1,0 +1,31 @@
+"""Ball detectors, picked by name (`--detector`).
+
+Every backend implements `vision.types.Detector`: `detect(image, mask)` ->
+`Detection`s in image pixels with a colour (a player id, or "unknown") and a
+score, and a classmethod `learn(first_image, mapper, players, seats=None)`
+that sets it up for one camera view and one game. A learned backend (an ONNX
+model) plugs in by adding its class here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from rules.errors import InputError
+from vision.detect.colour import ColourDetector
+from vision.mapping import BoardMapper
+from vision.types import Detector
+
+DETECTORS: dict[str, Any] = {"color": ColourDetector}
+
+
+def make_detector(name: str, first_image: np.ndarray, mapper: BoardMapper, players: Sequence[str],
+                  seats: Mapping[str, int] | None = None, **options: Any) -> Detector:
+    """Set up backend `name` for this view and these players (`seats`: Piratenbillard player -> seat)."""
+    try:
+        backend = DETECTORS[name]
+    except KeyError:
+        raise InputError(f"unknown detector {name!r}; use one of {', '.join(DETECTORS)}") from None
+    return backend.learn(first_image, mapper, players, seats, **options)

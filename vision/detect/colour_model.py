@@ -1,0 +1,277 @@
+"""Per-player ball colour models in CIELAB hue and saturation, with lightness handled apart.
+
+A pixel is described by its CIELAB hue angle atan2(b*, a*) and saturation
+C*/L*: shading, a shadow or a lighting drift scale L*, a* and b* together, so
+hue and saturation hardly move and the class does not flip. (Plain a*, b* do
+move: a red ball's shaded side and a red painted square in a ball's shadow
+share their a*, b*, but not their saturation.) Lightness enters only in
+coarse bands, each blurred into its neighbours, and as a gate: pixels too dark
+(slots, marker ink) or too bright (highlights, glare) carry no reliable colour
+and are left unclassified.
+
+Each class is a smoothed histogram over (lightness band, hue, saturation),
+learned from pixel samples, and all of them turn into one lookup table over
+quantised 8-bit Lab: bin -> label (background, a player, or "unknown":
+clearly coloured but neither a player nor the table). A player's bin must lie in that player's support (a rejection
+threshold, like a Mahalanobis gate but for any shape of cluster) and be more
+likely under the player than under the background. The background histogram
+is learned from the table itself, so painted areas that look like a ball's
+colour (Piratenbillard's starting rows, the Play Line) count against it.
+
+Samples come, best first, from balls sitting in known places in the first
+frames (every Piratenbillard starting space holds its seat's ball), or from
+the nominal colour that the player's id names, shaded synthetically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence
+
+import cv2
+import numpy as np
+
+from rules.errors import InputError
+
+QUANT = 2  # 8-bit L, a*, b* are shifted right by 2 for the lookup table: 64^3 bins
+LBINS = 8  # lightness bands of the class histograms
+HBINS = 64  # hue angle bins over 360 degrees
+SBINS = 64  # saturation (C*/L*) bins over [0, MAX_SAT)
+MAX_SAT = 4.0
+UNSEEN = 0.002  # background density (of its peak) below which the table never shows a colour
+RING_SCALE = 1.8  # the table within this many radii of a known ball is its close background
+UNKNOWN = 255  # label of "coloured, but no player's colour"
+BACKGROUND = 0
+
+# Nominal ball colours, sRGB as BGR 0..255, by player id: used until real balls are seen.
+NOMINAL_BGR: dict[str, tuple[int, int, int]] = {
+    "red": (31, 31, 217),
+    "blue": (217, 97, 20),
+    "yellow": (26, 209, 242),
+    "green": (64, 179, 26),
+    "orange": (20, 120, 240),
+    "purple": (150, 40, 120),
+    "pink": (180, 105, 255),
+}
+
+
+@dataclass(frozen=True)
+class ColourModelConfig:
+    min_lightness: int = 18  # 8-bit L (0..255); darker pixels carry no usable chroma
+    max_lightness: int = 245  # brighter: a highlight or glare
+    smoothing_bins: float = 1.5  # Gaussian blur of learned histograms, in hue / saturation bins
+    nominal_smoothing_bins: float = 3.0  # nominal colours are guesses: blur them more
+    support: float = 0.03  # a bin belongs to a player if its density is at least this fraction of the peak
+    background_ratio: float = 10.0  # ... and beats the background's times this (the table far outweighs the balls)
+    unknown_chroma: float = 20.0  # CIELAB chroma C* above which an unexplained pixel is "unknown"
+    ring_weight: float = 0.15  # share of the background's samples taken from around the known balls
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_lightness < self.max_lightness <= 255:
+            raise InputError("colour model: need 0 <= min_lightness < max_lightness <= 255")
+        if self.support <= 0 or self.background_ratio <= 0 or self.smoothing_bins < 0 or not 0 <= self.ring_weight < 1:
+            raise InputError("colour model: support and background_ratio must be > 0, smoothing >= 0, "
+                             "0 <= ring_weight < 1")
+
+
+@dataclass(frozen=True)
+class ColourModel:
+    """Bin -> label lookup (0 background, 1..K the players in order, 255 unknown) and its posterior."""
+
+    players: tuple[str, ...]
+    labels: np.ndarray = field(repr=False)  # (64**3,) uint8 over quantised Lab
+    posterior: np.ndarray = field(repr=False)  # (64**3,) float32, how sure the label is
+    fill: tuple[float, ...]  # per player: fraction of a ball's disc that classifies as its colour
+    config: ColourModelConfig = ColourModelConfig()
+    learned: tuple[bool, ...] = ()  # per player: from real ball pixels (True) or nominal (False)
+
+    def label_of(self, player: str) -> int:
+        return self.players.index(player) + 1
+
+    def name_of(self, label: int) -> str:
+        return "unknown" if label == UNKNOWN else self.players[label - 1]
+
+    def bin_index(self, bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """BGR uint8 image -> (bin index uint16, lightness-valid bool) per pixel."""
+        lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB)
+        light, a, b = cv2.split(lab)
+        index = _index(light, a, b)
+        valid = (light >= self.config.min_lightness) & (light <= self.config.max_lightness)
+        return index, valid
+
+    def classify(self, bgr: np.ndarray) -> np.ndarray:
+        """BGR uint8 image -> label image uint8 (0 where the lightness gate rejects the pixel)."""
+        index, valid = self.bin_index(bgr)
+        labels = self.labels[index]
+        labels[~valid] = BACKGROUND
+        return labels
+
+
+def nominal_samples(bgr: tuple[int, int, int]) -> np.ndarray:
+    """Lab pixels (N, 3) of a ball of this colour under shading, highlights and a little haze."""
+    colour = np.asarray(bgr, np.float32) / 255
+    shades = np.linspace(0.3, 1.15, 12)[:, None] * colour
+    highlights = colour + np.array([0.1, 0.2, 0.3])[:, None] * (1 - colour)
+    hazes = [(1 - w) * s + w * 0.75 for w in (0.1, 0.2) for s in shades[::2]]
+    rgb = np.clip(np.vstack([shades, highlights, *hazes]), 0, 1)
+    return cv2.cvtColor((rgb * 255).astype(np.uint8)[None], cv2.COLOR_BGR2LAB)[0]
+
+
+def _index(light: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Quantised 8-bit Lab -> lookup-table index (uint32)."""
+    return ((light >> QUANT).astype(np.uint32) << 12) | ((a >> QUANT).astype(np.uint32) << 6) | (b >> QUANT)
+
+
+def _features(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """8-bit Lab (N, 3) -> lightness band, hue bin, saturation bin, CIELAB chroma C*."""
+    lab = np.asarray(lab, float).reshape(-1, 3)
+    light = lab[:, 0] * 100 / 255
+    a, b = lab[:, 1] - 128, lab[:, 2] - 128
+    chroma = np.hypot(a, b)
+    band = np.clip(lab[:, 0] * LBINS / 256, 0, LBINS - 1).astype(int)
+    hue = ((np.degrees(np.arctan2(b, a)) % 360) * HBINS / 360).astype(int) % HBINS
+    sat = np.clip(chroma / np.maximum(light, 1.0) * SBINS / MAX_SAT, 0, SBINS - 1).astype(int)
+    return band, hue, sat, chroma
+
+
+def _histogram(lab: np.ndarray, sigma: float, cfg: ColourModelConfig) -> np.ndarray:
+    """(LBINS, HBINS, SBINS) density: blurred in hue (circularly) and saturation, and across bands."""
+    lab = np.asarray(lab, np.uint8).reshape(-1, 3)
+    keep = (lab[:, 0] >= cfg.min_lightness) & (lab[:, 0] <= cfg.max_lightness)
+    band, hue, sat, _ = _features(lab[keep])
+    hist = np.zeros((LBINS, HBINS, SBINS), np.float32)
+    np.add.at(hist, (band, hue, sat), 1.0)
+    if sigma > 0:
+        pad = int(np.ceil(3 * sigma))
+        wrapped = np.concatenate([hist[:, -pad:], hist, hist[:, :pad]], axis=1)
+        hist = np.stack([cv2.GaussianBlur(h, (0, 0), sigma) for h in wrapped])[:, pad:-pad]
+    # lighting drifts move a pixel by a band or so: spread each band into its neighbours
+    padded = np.concatenate([hist[:1], hist, hist[-1:]])
+    hist = 0.25 * padded[:-2] + 0.5 * padded[1:-1] + 0.25 * padded[2:]
+    total = hist.sum()
+    return hist / total if total > 0 else hist
+
+
+def _lut_features() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Features of every quantised Lab bin's centre, in lookup-table order."""
+    centres = (np.arange(64) << QUANT) + (1 << QUANT) // 2
+    lab = np.stack(np.meshgrid(centres, centres, centres, indexing="ij"), axis=-1).reshape(-1, 3)
+    band, hue, sat, chroma = _features(lab)
+    return lab[:, 0], band, hue, sat, chroma
+
+
+def build_model(player_samples: Mapping[str, np.ndarray | None], background: np.ndarray | None,
+                config: ColourModelConfig = ColourModelConfig(),
+                fill: Mapping[str, float] | None = None) -> ColourModel:
+    """Lab samples per player (None: use the nominal colour) and of the background -> a model."""
+    players = tuple(player_samples)
+    if not players:
+        raise InputError("colour model: no players to model")
+    hists, learned = [], []
+    for player in players:
+        samples = player_samples[player]
+        if samples is None or len(samples) == 0:
+            if player not in NOMINAL_BGR:
+                raise InputError(
+                    f"no nominal colour for player {player!r}; name players by ball colour "
+                    f"({', '.join(NOMINAL_BGR)}) or learn the colours from a frame with their balls in place")
+            hists.append(_histogram(nominal_samples(NOMINAL_BGR[player]), config.nominal_smoothing_bins, config))
+            learned.append(False)
+        else:
+            hists.append(_histogram(samples, config.smoothing_bins, config))
+            learned.append(True)
+    stack = np.stack(hists)  # (K, LBINS, HBINS, SBINS)
+    bg = _histogram(background, config.smoothing_bins, config) if background is not None and len(background) \
+        else np.zeros((LBINS, HBINS, SBINS), np.float32)
+    _, band, hue, sat, chroma = _lut_features()
+    dens = stack[:, band, hue, sat]  # (K, 64**3)
+    bg_dens = bg[band, hue, sat]
+    best = dens.argmax(axis=0)
+    best_density = dens.max(axis=0)
+    peak = stack.reshape(len(players), -1).max(axis=1)
+    in_support = best_density >= config.support * peak[best]
+    beats_bg = best_density > config.background_ratio * bg_dens
+    labels = np.where(in_support & beats_bg, best + 1, BACKGROUND).astype(np.uint8)
+    bg_peak = bg.max() if bg.max() > 0 else 1.0
+    unknown = (labels == BACKGROUND) & (chroma > config.unknown_chroma) & (bg_dens < UNSEEN * bg_peak) \
+        & ~in_support
+    labels[unknown] = UNKNOWN
+    posterior = np.where(unknown, 0.5, best_density / (dens.sum(axis=0) + bg_dens + 1e-12)).astype(np.float32)
+    fills = tuple(float((fill or {}).get(p, 0.6)) for p in players)
+    return ColourModel(players, labels, posterior, fills, config, tuple(learned))
+
+
+def disc_mask(shape: tuple[int, int], centres_px: np.ndarray, radii_px: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """A uint8 mask (255 inside) of discs of `scale` x each radius."""
+    mask = np.zeros(shape, np.uint8)
+    for (u, v), r in zip(np.asarray(centres_px).reshape(-1, 2), np.asarray(radii_px).reshape(-1)):
+        cv2.circle(mask, (int(round(u * 4)), int(round(v * 4))), max(1, int(round(r * scale * 4))), 255, -1,
+                   cv2.LINE_8, 2)
+    return mask
+
+
+def learn_model(image: np.ndarray, players: Sequence[str], known_px: Mapping[str, Sequence[tuple[float, float, float]]],
+                table_mask: np.ndarray, config: ColourModelConfig = ColourModelConfig()) -> ColourModel:
+    """Learn from one frame: ball pixels at `known_px` (player -> [(u, v, r_px)]), background elsewhere on the table.
+
+    Players without known balls keep their nominal colour. The ball discs that
+    disagree with the rest of their player's discs (an empty starting space, a
+    hand) are dropped before learning.
+    """
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
+    h, w = image.shape[:2]
+    everything = [(u, v, r) for balls in known_px.values() for (u, v, r) in balls]
+    balls_mask = disc_mask((h, w), np.array([b[:2] for b in everything]), np.array([b[2] for b in everything]), 1.05)
+    background = lab[(table_mask > 0) & (balls_mask == 0)]
+    if len(background) > 200_000:
+        background = background[:: len(background) // 200_000 + 1]
+    samples: dict[str, np.ndarray | None] = {}
+    for player in players:
+        discs = []
+        for u, v, r in known_px.get(player, ()):
+            one = disc_mask((h, w), np.array([[u, v]]), np.array([r]), 0.6)
+            pix = lab[one > 0]
+            pix = pix[(pix[:, 0] >= config.min_lightness) & (pix[:, 0] <= config.max_lightness)]
+            if len(pix):
+                discs.append(pix)
+        samples[player] = _consistent(discs)
+    if everything and config.ring_weight > 0:
+        # The table right around the balls (a painted starting row) is what a ball is mistaken for: give it
+        # `ring_weight` of the background's mass, or a ball-coloured paint reads as balls.
+        rings = disc_mask((h, w), np.array([b[:2] for b in everything]), np.array([b[2] for b in everything]),
+                          RING_SCALE)
+        ring = lab[(table_mask > 0) & (rings > 0) & (balls_mask == 0)]
+        if len(ring):
+            copies = int(np.ceil(config.ring_weight / (1 - config.ring_weight) * len(background) / len(ring)))
+            background = np.vstack([background, np.tile(ring, (copies, 1))])
+    model = build_model(samples, background, config)
+    return _with_fill(model, lab, known_px)
+
+
+def _consistent(discs: list[np.ndarray]) -> np.ndarray | None:
+    """Pool the discs whose median chroma agrees with the others' (drops empty spaces and hands)."""
+    if not discs:
+        return None
+    medians = np.array([np.median(d[:, 1:].astype(float), axis=0) for d in discs])
+    centre = np.median(medians, axis=0)
+    spread = np.hypot(*(medians - centre).T)
+    limit = max(3 * np.median(spread), 6.0)
+    kept = [d for d, s in zip(discs, spread) if s <= limit]
+    return np.vstack(kept)
+
+
+def _with_fill(model: ColourModel, lab: np.ndarray, known_px: Mapping[str, Sequence[tuple[float, float, float]]]) -> ColourModel:
+    """Measure, per player, what fraction of a ball's disc the model labels as that player."""
+    labels = model.labels[_index(lab[..., 0], lab[..., 1], lab[..., 2])]
+    light = lab[..., 0]
+    labels[(light < model.config.min_lightness) | (light > model.config.max_lightness)] = BACKGROUND
+    h, w = labels.shape
+    fills = []
+    for i, player in enumerate(model.players):
+        values = []
+        for u, v, r in known_px.get(player, ()):
+            one = disc_mask((h, w), np.array([[u, v]]), np.array([r]))
+            area = np.pi * r * r
+            values.append(np.count_nonzero((one > 0) & (labels == i + 1)) / area)
+        fills.append(float(np.clip(np.median(values), 0.2, 1.0)) if values else model.fill[i])
+    return replace(model, fill=tuple(fills))

@@ -1,0 +1,598 @@
+"""Score a referee run against a simulation's ground truth (`referee eval`).
+
+A run folder holds what `referee run` wrote: `events.jsonl` (observations, and
+possibly decision lines), `result.json` and, for the per-frame metrics,
+`tracks.jsonl` (one line per processed frame, written with `FrameLog`):
+
+    {"t": 1.033, "tracks": [[id, colour, x_mm, y_mm, u_px, v_px], ...],
+                 "detections": [[colour, u_px, v_px, r_px, x_mm, y_mm, score], ...]}
+
+Tracks are the confirmed ones only; `u_px`/`v_px` may be null. The truth is
+`truth.json` from `referee simulate` (simulation/truth.py).
+
+What is measured, and how things are paired:
+
+* final scores: the run's `final_scores`, winners and completeness against the truth's result;
+* shots: each `shot` decision with the decisions made at the same moment
+  (points per player, fouls); truth and run shots are paired by time (Hungarian,
+  gated), a shot is right when player, outcome, points and fouls all agree;
+* assignment: paired `table_settled` snapshots compared as multisets of
+  (owner, location): accuracy = balls right / max(truth balls, run balls),
+  summed over truth snapshots (a missed snapshot scores 0 of its balls);
+* timing: run `table_settled` t minus the truth's (the truth's is the moment
+  the simulation called the table settled), and minus the true rest (the first
+  frame after the last moving ball before it);
+* detection: per frame, detections paired with visible truth balls on the board
+  plane (Hungarian, gated in mm); a pair of the wrong colour counts as both a
+  false positive and a miss; localisation error is over all pairs;
+* tracking: MOTA, IDF1 and ID switches from py-motmetrics, distances in board mm,
+  a track may only match a ball of its own colour.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from rules.errors import InputError
+from rules.events import EVENT_TYPES, Event, LogError, TableSettled, parse_event
+from rules.replay import replay
+from rules.result import build_result
+from vision.types import BoardBall, Track, TrackState
+
+TRUTH_FORMAT = "table-referee/sim-truth@1"
+EVENTS_FILE = "events.jsonl"
+RESULT_FILE = "result.json"
+TRACKS_FILE = "tracks.jsonl"
+POINT_KINDS = ("score", "capture")
+
+
+class EvalError(InputError):
+    """A run folder or truth file that cannot be scored: the message says which and why."""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """How far apart two things may be and still count as the same one."""
+
+    event_gate_s: float = 2.0  # a run shot / settle this far from the truth's is another one
+    detection_gate_mm: float = 30.0  # a detection further than this from every ball is a false positive
+    track_gate_mm: float = 30.0  # the same for tracks, in motmetrics
+    frame_tolerance_s: float = 0.02  # a run frame pairs with the truth frame this close in time
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class Truth:
+    game: str
+    config: dict[str, Any]
+    fps: float
+    owners: dict[int, str]
+    frames: tuple[dict[str, Any], ...]  # {"t", "balls": [[id, x, y, z, u, v, r, visible, occluded, moving]]}
+    events: tuple[Event, ...]
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Run:
+    events: tuple[Event, ...]
+    result: dict[str, Any]
+    frames: tuple[dict[str, Any], ...] | None  # tracks.jsonl lines; None when the run wrote none
+    notes: tuple[str, ...] = ()  # what was tolerated while reading (a torn last line, a replayed result)
+
+
+def load_truth(path: str | Path) -> Truth:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EvalError(f"truth file {path} does not exist; pass the truth.json written by referee simulate") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise EvalError(f"truth file {path} cannot be read as JSON ({error}); pass a truth.json "
+                        "written by referee simulate") from None
+    if not isinstance(data, dict) or data.get("format") != TRUTH_FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise EvalError(f"truth file {path} is not a simulation truth (format {found!r}, expected "
+                        f"{TRUTH_FORMAT!r}); pass the truth.json written by referee simulate")
+    try:
+        events = tuple(parse_event(e) for e in data["events"])
+        return Truth(game=data["game"], config=dict(data.get("config") or {}), fps=float(data["fps"]),
+                     owners={int(k): v for k, v in data["ball_owners"].items()},
+                     frames=tuple(data["frames"]), events=events, result=data["result"])
+    except (KeyError, TypeError, ValueError, LogError) as error:
+        raise EvalError(f"truth file {path} is incomplete or malformed ({error!r}); regenerate it "
+                        "with referee simulate") from None
+
+
+def load_run(run_dir: str | Path, truth: Truth) -> Run:
+    """Read a run folder; without result.json (a run that crashed) the events are replayed."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise EvalError(f"run folder {run_dir} does not exist; pass the --out folder of referee run")
+    events_path = run_dir / EVENTS_FILE
+    if not events_path.is_file():
+        raise EvalError(f"run folder {run_dir} has no {EVENTS_FILE}; pass the --out folder of referee run")
+    notes: list[str] = []
+    events = tuple(parse_event(row, number) for number, row in _read_jsonl(events_path, notes)
+                   if isinstance(row, dict) and row.get("type") in EVENT_TYPES)
+    result_path = run_dir / RESULT_FILE
+    if result_path.is_file():
+        try:
+            result = json.loads(result_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise EvalError(f"{result_path} cannot be read as JSON ({error})") from None
+        if not isinstance(result, dict) or "decisions" not in result or "final_scores" not in result:
+            raise EvalError(f"{result_path} is not a referee result (no decisions / final_scores)")
+    else:
+        if not events:
+            raise EvalError(f"{events_path} holds no events and there is no {RESULT_FILE}: nothing to score")
+        replayed = replay(list(events), truth.game, truth.config)
+        result = build_result(replayed, {"log": str(events_path), "events": len(events)})
+        notes.append(f"no {RESULT_FILE}: scored a replay of {EVENTS_FILE}")
+    tracks_path = run_dir / TRACKS_FILE
+    frames = tuple(row for _, row in _read_jsonl(tracks_path, notes)) if tracks_path.is_file() else None
+    if frames is None:
+        notes.append(f"no {TRACKS_FILE}: detection and tracking not scored")
+    return Run(events, result, frames, tuple(notes))
+
+
+def _read_jsonl(path: Path, notes: list[str]) -> list[tuple[int, Any]]:
+    """(line number, decoded object) for each non-empty line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise EvalError(f"{path} cannot be read ({error})") from None
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, json.loads(line)))
+        except json.JSONDecodeError as error:
+            if number == len(lines):  # a run killed mid-write leaves a torn last line: keep the rest
+                notes.append(f"{path.name}: ignored a torn last line {number}")
+                continue
+            raise EvalError(f"{path} line {number}: not valid JSON ({error.msg}); each line must be one object") \
+                from None
+    return rows
+
+
+# --------------------------------------------------------------------------- the frame log
+
+
+class FrameLog:
+    """Writes tracks.jsonl as the pipeline runs: one flushed line per processed frame."""
+
+    def __init__(self, stream: IO[str], to_image: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+        self.stream = stream
+        self.to_image = to_image  # board mm (N, 2) -> image px (N, 2), to fill the tracks' u, v
+
+    def write(self, t: float, tracks: Iterable[Track], balls: Iterable[BoardBall]) -> None:
+        shown = [track for track in tracks if track.state is TrackState.CONFIRMED]
+        uv: list[list[float | None]] = [[None, None] for _ in shown]
+        if self.to_image is not None and shown:
+            uv = np.asarray(self.to_image(np.array([[tr.x, tr.y] for tr in shown], float))).round(1).tolist()
+        line = {
+            "t": round(t, 4),
+            "tracks": [[tr.id, tr.colour, round(tr.x, 1), round(tr.y, 1), *p] for tr, p in zip(shown, uv)],
+            "detections": [[b.detection.colour, round(b.detection.u, 1), round(b.detection.v, 1),
+                            round(b.detection.radius_px, 1), round(b.x, 1), round(b.y, 1),
+                            round(b.detection.score, 3)] for b in balls],
+        }
+        self.stream.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self.stream.flush()
+
+
+# --------------------------------------------------------------------------- report
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Summary of a list of values (ms or mm); all None when there were none."""
+
+    n: int
+    mean: float | None
+    p95: float | None
+    max: float | None
+
+    @staticmethod
+    def of(values: Iterable[float]) -> "Stats":
+        a = np.asarray(list(values), float)
+        if a.size == 0:
+            return Stats(0, None, None, None)
+        return Stats(int(a.size), float(a.mean()), float(np.percentile(a, 95)), float(a.max()))
+
+
+@dataclass(frozen=True)
+class ScoresReport:
+    exact: bool
+    truth: dict[str, int]
+    run: dict[str, int]
+    winners_match: bool
+    complete_match: bool
+
+
+@dataclass(frozen=True)
+class ShotsReport:
+    truth: int
+    run: int
+    matched: int
+    correct: int
+    accuracy: float | None  # correct / truth shots
+    outcome_accuracy: float | None
+    points_accuracy: float | None
+    fouls_accuracy: float | None
+    mistakes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AssignmentReport:
+    truth_snapshots: int
+    run_snapshots: int
+    matched: int
+    exact_snapshots: int
+    balls_right: int
+    balls_total: int
+    accuracy: float | None
+    mistakes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TimingReport:
+    error_ms: Stats  # run table_settled t - truth table_settled t
+    after_rest_ms: Stats  # run table_settled t - true rest
+
+
+@dataclass(frozen=True)
+class DetectionReport:
+    frames: int
+    truth_balls: int
+    detections: int
+    true_positives: int
+    wrong_colour: int
+    precision: float | None
+    recall: float | None
+    error_mm: Stats
+
+
+@dataclass(frozen=True)
+class TrackingReport:
+    frames: int
+    mota: float
+    idf1: float
+    id_switches: int
+    false_positives: int
+    misses: int
+    objects: int
+    mean_error_mm: float | None
+
+
+@dataclass(frozen=True)
+class Report:
+    game: str
+    scores: ScoresReport
+    shots: ShotsReport
+    assignment: AssignmentReport
+    timing: TimingReport
+    detection: DetectionReport | None
+    tracking: TrackingReport | None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def evaluate(run: Run, truth: Truth, config: EvalConfig = EvalConfig()) -> Report:
+    frames = run.frames
+    return Report(
+        game=truth.game,
+        scores=score_finals(run.result, truth.result),
+        shots=score_shots(run.result["decisions"], truth.result["decisions"], config),
+        assignment=score_assignment(run.events, truth.events, config),
+        timing=score_timing(run.events, truth, config),
+        detection=None if frames is None else score_detection(frames, truth, config),
+        tracking=None if frames is None else score_tracking(frames, truth, config),
+        notes=run.notes,
+    )
+
+
+# --------------------------------------------------------------------------- scores and shots
+
+
+def score_finals(run: dict[str, Any], truth: dict[str, Any]) -> ScoresReport:
+    players = set(truth["final_scores"]) | set(run["final_scores"])
+    t_scores = {p: int(truth["final_scores"].get(p, 0)) for p in sorted(players)}
+    r_scores = {p: int(run["final_scores"].get(p, 0)) for p in sorted(players)}
+    return ScoresReport(exact=t_scores == r_scores, truth=t_scores, run=r_scores,
+                        winners_match=sorted(run.get("winners", [])) == sorted(truth.get("winners", [])),
+                        complete_match=run.get("complete") == truth.get("complete"))
+
+
+@dataclass(frozen=True)
+class Shot:
+    """A shot decision with what was decided at the same moment."""
+
+    t: float
+    player: str | None
+    outcome: str | None
+    points: tuple[tuple[str, int], ...]  # player -> points, zeros left out
+    fouls: tuple[tuple[str, str], ...]  # (player, foul kind)
+
+    def __str__(self) -> str:
+        pts = ", ".join(f"{p} +{n}" for p, n in self.points) or "no points"
+        fouls = "; fouls " + ", ".join(f"{p}:{k}" for p, k in self.fouls) if self.fouls else ""
+        return f"{self.player} {self.outcome} ({pts}{fouls})"
+
+
+def shots_of(decisions: list[dict[str, Any]]) -> list[Shot]:
+    """Group decisions into shots: a `shot` decision and the decisions that follow it at the same t."""
+    shots: list[Shot] = []
+    group: list[dict[str, Any]] = []
+
+    def close() -> None:
+        if not group:
+            return
+        head = group[0]
+        points: Counter[str] = Counter()
+        fouls = []
+        for d in group:
+            if d.get("kind") in POINT_KINDS and d.get("player") is not None:
+                points[d["player"]] += int(d.get("points", 0))
+            if d.get("kind") == "foul":
+                fouls.append((str(d.get("player")), str(d.get("foul") or d.get("rule") or "foul")))
+        shots.append(Shot(float(head["t"]), head.get("player"), head.get("outcome"),
+                          tuple(sorted((p, n) for p, n in points.items() if n)), tuple(sorted(fouls))))
+        group.clear()
+
+    for d in decisions:
+        if d.get("kind") == "shot":
+            close()
+            group.append(d)
+        elif group and abs(float(d["t"]) - float(group[0]["t"])) < 1e-6:
+            group.append(d)
+        else:
+            close()
+    close()
+    return shots
+
+
+def match_by_time(truth_t: list[float], run_t: list[float], gate_s: float) -> list[tuple[int, int]]:
+    """Pairs (truth index, run index) minimising total |dt|, none further apart than the gate."""
+    if not truth_t or not run_t:
+        return []
+    cost = np.abs(np.subtract.outer(np.asarray(truth_t, float), np.asarray(run_t, float)))
+    big = 1e6
+    rows, cols = linear_sum_assignment(np.where(cost <= gate_s, cost, big))
+    return sorted((int(i), int(j)) for i, j in zip(rows, cols) if cost[i, j] <= gate_s)
+
+
+def score_shots(run: list[dict[str, Any]], truth: list[dict[str, Any]], config: EvalConfig) -> ShotsReport:
+    t_shots, r_shots = shots_of(truth), shots_of(run)
+    pairs = match_by_time([s.t for s in t_shots], [s.t for s in r_shots], config.event_gate_s)
+    outcome = points = fouls = correct = 0
+    mistakes = []
+    for i, j in pairs:
+        a, b = t_shots[i], r_shots[j]
+        same_outcome = (a.player, a.outcome) == (b.player, b.outcome)
+        outcome += same_outcome
+        points += a.points == b.points
+        fouls += a.fouls == b.fouls
+        if same_outcome and a.points == b.points and a.fouls == b.fouls:
+            correct += 1
+        else:
+            mistakes.append(f"shot at {a.t:.2f}s: truth {a}, run {b}")
+    matched_truth = {i for i, _ in pairs}
+    mistakes += [f"shot at {s.t:.2f}s missed: truth {s}" for i, s in enumerate(t_shots) if i not in matched_truth]
+    matched_run = {j for _, j in pairs}
+    mistakes += [f"extra shot at {s.t:.2f}s: run {s}" for j, s in enumerate(r_shots) if j not in matched_run]
+    n = len(t_shots)
+    return ShotsReport(n, len(r_shots), len(pairs), correct, _ratio(correct, n), _ratio(outcome, n),
+                       _ratio(points, n), _ratio(fouls, n), tuple(mistakes))
+
+
+# --------------------------------------------------------------------------- snapshots and timing
+
+
+def _settles(events: Iterable[Event]) -> list[TableSettled]:
+    return [e for e in events if isinstance(e, TableSettled)]
+
+
+def score_assignment(run: Iterable[Event], truth: Iterable[Event], config: EvalConfig) -> AssignmentReport:
+    t_set, r_set = _settles(truth), _settles(run)
+    pairs = dict(match_by_time([e.t for e in t_set], [e.t for e in r_set], config.event_gate_s))
+    right = total = exact = 0
+    mistakes = []
+    for i, settled in enumerate(t_set):
+        want = Counter((b.owner, b.at) for b in settled.snapshot.balls)
+        got = Counter((b.owner, b.at) for b in r_set[pairs[i]].snapshot.balls) if i in pairs else Counter()
+        hits = sum((want & got).values())
+        right += hits
+        total += max(sum(want.values()), sum(got.values()))
+        exact += i in pairs and want == got
+        if want != got:
+            missing = ", ".join(f"{o}@{at}" for (o, at) in sorted((want - got).elements()))
+            extra = ", ".join(f"{o}@{at}" for (o, at) in sorted((got - want).elements()))
+            what = "no run snapshot" if i not in pairs else f"missing [{missing}] extra [{extra}]"
+            mistakes.append(f"settle at {settled.t:.2f}s: {what}")
+    return AssignmentReport(len(t_set), len(r_set), len(pairs), exact, right, total, _ratio(right, total),
+                            tuple(mistakes))
+
+
+def true_rest_times(truth: Truth) -> dict[int, float]:
+    """For each truth table_settled (by index), when its balls stopped: the frame after the last moving one.
+
+    Left out where no ball moved since the previous settle (nothing came to rest).
+    """
+    times = [float(f["t"]) for f in truth.frames]
+    moving = [any(row[9] for row in f["balls"]) for f in truth.frames]
+    rest: dict[int, float] = {}
+    k = 0
+    for index, settled in enumerate(_settles(truth.events)):
+        last = None
+        while k < len(times) and times[k] <= settled.t:
+            last = k if moving[k] else last
+            k += 1
+        if last is not None and last + 1 < len(times):
+            rest[index] = times[last + 1]
+    return rest
+
+
+def score_timing(run: Iterable[Event], truth: Truth, config: EvalConfig) -> TimingReport:
+    t_set, r_set = _settles(truth.events), _settles(run)
+    pairs = match_by_time([e.t for e in t_set], [e.t for e in r_set], config.event_gate_s)
+    rest = true_rest_times(truth)
+    error = [1000.0 * (r_set[j].t - t_set[i].t) for i, j in pairs]
+    after = [1000.0 * (r_set[j].t - rest[i]) for i, j in pairs if i in rest]
+    return TimingReport(Stats.of(error), Stats.of(after))
+
+
+# --------------------------------------------------------------------------- detection and tracking
+
+
+def _paired_frames(frames: Iterable[dict[str, Any]], truth: Truth, config: EvalConfig):
+    """(run frame, truth frame) for each run frame that has a truth frame close enough in time."""
+    times = np.array([float(f["t"]) for f in truth.frames])
+    if times.size == 0:
+        return
+    for frame in frames:
+        t = float(frame["t"])
+        k = int(np.clip(np.searchsorted(times, t), 1, times.size - 1)) if times.size > 1 else 0
+        k = k - 1 if k > 0 and abs(times[k - 1] - t) <= abs(times[k] - t) else k
+        if abs(times[k] - t) <= config.frame_tolerance_s:
+            yield frame, truth.frames[k]
+
+
+def _visible(truth: Truth, frame: dict[str, Any]) -> list[tuple[int, str, float, float]]:
+    return [(int(r[0]), truth.owners[int(r[0])], float(r[1]), float(r[2])) for r in frame["balls"] if r[7]]
+
+
+def score_detection(frames: Iterable[dict[str, Any]], truth: Truth, config: EvalConfig) -> DetectionReport:
+    n_frames = n_truth = n_det = tp = wrong = 0
+    errors: list[float] = []
+    for run_frame, truth_frame in _paired_frames(frames, truth, config):
+        balls = _visible(truth, truth_frame)
+        dets = run_frame.get("detections", [])
+        n_frames += 1
+        n_truth += len(balls)
+        n_det += len(dets)
+        if not balls or not dets:
+            continue
+        a = np.array([[b[2], b[3]] for b in balls])
+        d = np.array([[row[4], row[5]] for row in dets], float)
+        dist = np.linalg.norm(a[:, None, :] - d[None, :, :], axis=2)
+        rows, cols = linear_sum_assignment(np.where(dist <= config.detection_gate_mm, dist, 1e6))
+        for i, j in zip(rows, cols):
+            if dist[i, j] > config.detection_gate_mm:
+                continue
+            errors.append(float(dist[i, j]))
+            if dets[j][0] == balls[i][1]:
+                tp += 1
+            else:
+                wrong += 1
+    return DetectionReport(n_frames, n_truth, n_det, tp, wrong, _ratio(tp, n_det), _ratio(tp, n_truth),
+                           Stats.of(errors))
+
+
+def score_tracking(frames: Iterable[dict[str, Any]], truth: Truth, config: EvalConfig) -> TrackingReport:
+    import motmetrics  # py-motmetrics: the standard CLEAR-MOT / ID metrics (wrapped here only)
+
+    acc = motmetrics.MOTAccumulator(auto_id=False)
+    n_frames = 0
+    for run_frame, truth_frame in _paired_frames(frames, truth, config):
+        balls = _visible(truth, truth_frame)
+        tracks = run_frame.get("tracks", [])
+        d2 = np.full((len(balls), len(tracks)), np.nan)
+        for i, (_, owner, x, y) in enumerate(balls):
+            for j, row in enumerate(tracks):
+                dd = (x - row[2]) ** 2 + (y - row[3]) ** 2
+                if row[1] == owner and dd <= config.track_gate_mm ** 2:
+                    d2[i, j] = dd
+        acc.update([b[0] for b in balls], [int(row[0]) for row in tracks], d2, frameid=n_frames)
+        n_frames += 1
+    if n_frames == 0:
+        return TrackingReport(0, 0.0, 0.0, 0, 0, 0, 0, None)
+    metrics = ["mota", "idf1", "num_switches", "num_false_positives", "num_misses", "num_objects"]
+    summary = motmetrics.metrics.create().compute(acc, metrics=metrics, name="run")
+    row = summary.loc["run"]
+    matches = acc.mot_events[acc.mot_events["Type"].isin(["MATCH", "SWITCH"])]["D"]
+    errors = list(np.sqrt(matches.astype(float).to_numpy()))
+    return TrackingReport(n_frames, _num(row["mota"]), _num(row["idf1"]), int(row["num_switches"]),
+                          int(row["num_false_positives"]), int(row["num_misses"]), int(row["num_objects"]),
+                          float(np.mean(errors)) if errors else None)
+
+
+def _num(value: Any) -> float:
+    value = float(value)
+    return value if np.isfinite(value) else 0.0
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return a / b if b else None
+
+
+# --------------------------------------------------------------------------- table
+
+
+def format_table(report: Report, name: str = "run") -> str:
+    """A readable, fixed-width summary (the JSON holds everything, mistakes included)."""
+    s, sh, asg, tm = report.scores, report.shots, report.assignment, report.timing
+    rows = [
+        ("final scores", "exact" if s.exact else "WRONG",
+         f"truth {_scores(s.truth)}; run {_scores(s.run)}"
+         + ("" if s.winners_match else "; winners differ") + ("" if s.complete_match else "; completeness differs")),
+        ("shot decisions", _pct(sh.accuracy),
+         f"{sh.correct}/{sh.truth} right; {sh.run} run shots, {sh.matched} paired; "
+         f"outcome {_pct(sh.outcome_accuracy)}, points {_pct(sh.points_accuracy)}, fouls {_pct(sh.fouls_accuracy)}"),
+        ("slot/space assignment", _pct(asg.accuracy),
+         f"{asg.balls_right}/{asg.balls_total} balls; {asg.exact_snapshots}/{asg.truth_snapshots} snapshots exact; "
+         f"{asg.run_snapshots} run snapshots"),
+        ("settle time - truth", _ms(tm.error_ms.mean), f"mean; p95 {_ms(tm.error_ms.p95)}, max {_ms(tm.error_ms.max)} "
+         f"over {tm.error_ms.n} settles"),
+        ("settle time - true rest", _ms(tm.after_rest_ms.mean),
+         f"mean; p95 {_ms(tm.after_rest_ms.p95)}, max {_ms(tm.after_rest_ms.max)} over {tm.after_rest_ms.n} settles"),
+    ]
+    det, trk = report.detection, report.tracking
+    if det is not None:
+        rows += [
+            ("detection precision", _pct(det.precision), f"{det.true_positives}/{det.detections} detections; "
+             f"{det.wrong_colour} of the wrong colour; {det.frames} frames"),
+            ("detection recall", _pct(det.recall), f"{det.true_positives}/{det.truth_balls} visible balls"),
+            ("localisation error", _mm(det.error_mm.mean), f"mean; p95 {_mm(det.error_mm.p95)}, "
+             f"max {_mm(det.error_mm.max)}"),
+        ]
+    if trk is not None:
+        rows += [
+            ("tracking MOTA", _pct(trk.mota), f"{trk.misses} misses, {trk.false_positives} false positives of "
+             f"{trk.objects} ball-frames (py-motmetrics)"),
+            ("tracking IDF1", _pct(trk.idf1), f"mean track error {_mm(trk.mean_error_mm)}"),
+            ("ID switches", str(trk.id_switches), f"over {trk.frames} frames"),
+        ]
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{name} ({report.game})"]
+    lines += [f"  {label:<{width}}  {value:>8}  {detail}" for label, value, detail in rows]
+    lines += [f"  note: {note}" for note in report.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _scores(scores: dict[str, int]) -> str:
+    return " ".join(f"{p} {n}" for p, n in scores.items()) or "-"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.0f} ms"
+
+
+def _mm(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f} mm"

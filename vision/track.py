@@ -1,0 +1,179 @@
+"""Multi-ball tracking on the board plane: one Kalman filter per ball, Hungarian matching per colour.
+
+Tracking runs in board millimetres, not pixels, so the gates and the rest
+speed mean the same thing under any camera. The motion model is constant
+velocity with white-acceleration noise, which suits rolling balls; a hop
+(Piratenbillard) or a hard strike shows up as a large innovation, so the gate
+grows with the track's speed and with the time since it was last seen. Balls
+are only ever matched to detections of their own colour: two players' balls
+never swap identities. A track is reported after `confirm_hits` detections and
+kept LOST for `lost_ms` so a hand reaching over it does not end it.
+
+Rest is not judged from the filter's velocity: at low resolution a resting
+ball's measured centre jitters by a few mm from frame to frame, which the
+filter turns into tens of mm/s. Instead each track keeps its measurements of
+the last `rest_debounce_ms`; its rest speed is the distance between the
+medians of the window's older and newer halves over the time between them.
+Medians ignore jitter and the odd bad centre, and a ball still creeping into
+a slot at 10 mm/s still moves its median, so the rest speed can be low.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from rules.events import Location
+from vision.config import PipelineConfig
+from vision.types import BoardBall, Track, TrackState
+
+
+@dataclass
+class _Filter:
+    id: int
+    colour: str
+    x: np.ndarray  # state [x, y, vx, vy]
+    p: np.ndarray  # covariance
+    t: float  # time of the state
+    last_seen_t: float
+    hits: int = 1
+    state: TrackState = TrackState.TENTATIVE
+    born_t: float = 0.0
+    window: deque = field(default_factory=deque)  # (t, x, y) measurements of the last debounce time (>= 2)
+    at_rest: bool = False
+    location: Location | None = None
+    confidence: float = 1.0
+
+    @property
+    def speed(self) -> float:
+        return float(np.hypot(self.x[2], self.x[3]))
+
+
+@dataclass(frozen=True)
+class TrackerUpdate:
+    tracks: tuple[Track, ...]  # every confirmed or lost track, after this frame
+    ended: tuple[Track, ...]  # tracks dropped this frame (lost for too long), in their last state
+    seen: frozenset[int]  # ids matched to a detection this frame
+
+
+class Tracker:
+    def __init__(self, config: PipelineConfig) -> None:
+        self.config = config
+        self._tracks: list[_Filter] = []
+        self._next_id = 1
+
+    def update(self, t: float, balls: list[BoardBall]) -> TrackerUpdate:
+        cfg = self.config
+        for track in self._tracks:
+            self._predict(track, t)
+        matched: set[int] = set()
+        used: set[int] = set()
+        for colour in sorted({b.detection.colour for b in balls} | {tr.colour for tr in self._tracks}):
+            tracks = [tr for tr in self._tracks if tr.colour == colour]
+            dets = [i for i, b in enumerate(balls) if b.detection.colour == colour]
+            if not tracks or not dets:
+                continue
+            cost = np.array([[np.hypot(tr.x[0] - balls[i].x, tr.x[1] - balls[i].y) for i in dets] for tr in tracks])
+            gates = np.array([self._gate(tr, t) for tr in tracks])
+            big = 1e6
+            rows, cols = linear_sum_assignment(np.where(cost <= gates[:, None], cost, big))
+            for r, c in zip(rows, cols):
+                if cost[r, c] <= gates[r]:
+                    self._correct(tracks[r], balls[dets[c]], t)
+                    matched.add(tracks[r].id)
+                    used.add(dets[c])
+        ended = []
+        for track in list(self._tracks):
+            if track.id in matched:
+                continue
+            if track.state is TrackState.TENTATIVE or t - track.last_seen_t > cfg.lost_s:
+                self._tracks.remove(track)
+                if track.state is not TrackState.TENTATIVE:
+                    ended.append(self._report(track, t))
+            else:
+                track.state = TrackState.LOST
+        for i, ball in enumerate(balls):
+            if i not in used:
+                self._birth(ball, t)
+        reported = [tr for tr in self._tracks if tr.state is not TrackState.TENTATIVE]
+        return TrackerUpdate(
+            tracks=tuple(self._report(tr, t) for tr in reported),
+            ended=tuple(ended),
+            seen=frozenset(tr.id for tr in reported if tr.id in matched),
+        )
+
+    # ------------------------------------------------------------------ Kalman filter
+
+    def _predict(self, track: _Filter, t: float) -> None:
+        dt = max(t - track.t, 0.0)
+        if dt == 0:
+            return
+        if t - track.last_seen_t > self.config.coast_s:
+            track.x[2:] = 0.0  # unseen this long: it stopped or left; coasting on would drag the gate along
+        f = np.eye(4)
+        f[0, 2] = f[1, 3] = dt
+        q = self.config.accel_noise_mm_s2 ** 2
+        g = np.array([[dt * dt / 2, 0], [0, dt * dt / 2], [dt, 0], [0, dt]])
+        track.x = f @ track.x
+        track.p = f @ track.p @ f.T + g @ g.T * q
+        track.t = t
+
+    def _correct(self, track: _Filter, ball: BoardBall, t: float) -> None:
+        h = np.zeros((2, 4))
+        h[0, 0] = h[1, 1] = 1
+        r = np.eye(2) * self.config.measurement_noise_mm ** 2
+        s = h @ track.p @ h.T + r
+        k = track.p @ h.T @ np.linalg.inv(s)
+        track.x = track.x + k @ (np.array([ball.x, ball.y]) - h @ track.x)
+        track.p = (np.eye(4) - k @ h) @ track.p
+        track.last_seen_t = t
+        track.hits += 1
+        track.location = ball.location
+        track.confidence = ball.detection.score
+        if track.state is TrackState.LOST or (track.state is TrackState.TENTATIVE
+                                              and track.hits >= self.config.confirm_hits):
+            track.state = TrackState.CONFIRMED
+        track.window.append((t, ball.x, ball.y))
+        while len(track.window) > 2 and track.window[0][0] < t - self.config.rest_debounce_s - 1e-6:
+            track.window.popleft()
+        track.at_rest = self._window_at_rest(track, t)
+
+    def _window_at_rest(self, track: _Filter, t: float) -> bool:
+        """Median position of the window's newer half vs its older half: slower than the rest speed?"""
+        cfg = self.config
+        if t - track.born_t < cfg.rest_debounce_s - 1e-6 or len(track.window) < 2:
+            return False
+        if track.speed > cfg.motion_speed_mm_s:
+            return False  # medians lag a ball that has just been struck; the filter does not
+        samples = np.array(track.window)
+        half = len(samples) // 2
+        older, newer = samples[:half], samples[-half:]
+        dt = float(np.median(newer[:, 0]) - np.median(older[:, 0]))
+        if dt <= 0:
+            return False
+        moved = float(np.hypot(*(np.median(newer[:, 1:], axis=0) - np.median(older[:, 1:], axis=0))))
+        return moved / dt < cfg.rest_speed_mm_s
+
+    def _gate(self, track: _Filter, t: float) -> float:
+        cfg = self.config
+        unseen = max(t - track.last_seen_t, 0.0)
+        gate = cfg.gate_mm + cfg.gate_speed_s * track.speed + track.speed * unseen
+        return min(gate, cfg.max_gate_mm)
+
+    def _birth(self, ball: BoardBall, t: float) -> None:
+        p = np.diag([4.0, 4.0, 200.0 ** 2, 200.0 ** 2])
+        track = _Filter(self._next_id, ball.detection.colour, np.array([ball.x, ball.y, 0.0, 0.0]), p, t, t,
+                        location=ball.location, confidence=ball.detection.score, born_t=t)
+        track.window.append((t, ball.x, ball.y))
+        if self.config.confirm_hits <= 1:
+            track.state = TrackState.CONFIRMED
+        self._next_id += 1
+        self._tracks.append(track)
+
+    def _report(self, track: _Filter, t: float) -> Track:
+        return Track(track.id, track.colour, float(track.x[0]), float(track.x[1]), float(track.x[2]),
+                     float(track.x[3]), track.state, track.at_rest, track.last_seen_t, track.hits,
+                     location=track.location, confidence=track.confidence)
