@@ -5,9 +5,24 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 OUT ?= out/demo
 
-.PHONY: demo test env clean
+MODEL_VENV := .venv-models
+POSE_MODEL := models/build/yolo11n-pose.onnx
+
+.PHONY: demo test env models clean
 
 env: $(STAMP)
+
+models: $(POSE_MODEL)
+
+# The build environment for models (torch, ultralytics) is separate: the referee never imports them.
+$(MODEL_VENV)/.installed-stamp: models/requirements-build.txt
+	$(PYTHON) -m venv $(MODEL_VENV)
+	$(MODEL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MODEL_VENV)/bin/python -m pip install --quiet -r models/requirements-build.txt
+	touch $@
+
+$(POSE_MODEL): models/build_pose.py $(MODEL_VENV)/.installed-stamp
+	$(MODEL_VENV)/bin/python models/build_pose.py
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,13 +32,13 @@ $(STAMP): pyproject.toml
 
 SAMPLE := sample_videos/starcluster/full_game
 
-demo: $(STAMP)
+demo: $(STAMP) $(POSE_MODEL)
 	$(BIN)/referee replay examples/starcluster_full_game.jsonl --game starcluster --out $(OUT)
 	$(BIN)/referee calibrate $(SAMPLE)/video.mp4 --profile starcluster --out $(OUT)/calibration.json --preview $(OUT)/calibration.png
 	@echo "Demo outputs in $(OUT)/: score_sheet.txt and result.json (replayed game), calibration.json and calibration.png ($(SAMPLE)/video.mp4)"
 
-test: $(STAMP)
+test: $(STAMP) $(POSE_MODEL)
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) out
+	rm -rf $(VENV) $(MODEL_VENV) models/build out

@@ -1,0 +1,93 @@
+"""The pose runtime (onnxruntime only) against ultralytics' own predictions on real photographs.
+
+models/build_pose.py exports the ONNX and, in the same run, has ultralytics predict with it on the two
+photographs of people that ship with ultralytics; those predictions are the reference here. The runtime
+must find the same people with the same boxes and keypoints.
+"""
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from rules.errors import InputError
+from vision.pose import COCO_KEYPOINTS, Letterbox, PoseEstimator, letterbox, nms
+
+BUILD = Path(__file__).parents[2] / "models/build"
+MODEL = BUILD / "yolo11n-pose.onnx"
+TOLERANCE_PX = 1.0
+
+
+@pytest.fixture(scope="module")
+def estimator():
+    return PoseEstimator(MODEL, threads=2)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return json.loads((BUILD / "pose_reference.json").read_text())
+
+
+def test_model_card_checksum_matches_the_weights_it_was_built_from(reference):
+    card = (Path(__file__).parents[2] / "models/MODEL_CARD.md").read_text()
+    assert reference["weights_sha256"] in card
+
+
+@pytest.mark.parametrize("photo", ["bus.jpg", "zidane.jpg"])
+def test_decoder_matches_ultralytics_on_real_photographs(estimator, reference, photo):
+    expected = reference["photos"][photo]
+    found = estimator(cv2.imread(str(BUILD / photo)))
+    assert len(found) == len(expected) >= 2
+    for person in expected:
+        match = min(found, key=lambda p: np.abs(np.subtract(p.box, person["box"])).max())
+        assert np.abs(np.subtract(match.box, person["box"])).max() <= TOLERANCE_PX
+        assert match.score == pytest.approx(person["score"], abs=2e-3)
+        ours = np.array([[k.x, k.y, k.confidence] for k in match.keypoints])
+        theirs = np.array(person["keypoints"])
+        assert np.abs(ours[:, :2] - theirs[:, :2]).max() <= TOLERANCE_PX
+        assert np.abs(ours[:, 2] - theirs[:, 2]).max() <= 2e-3
+        assert [k.name for k in match.keypoints] == list(COCO_KEYPOINTS)
+
+
+def test_a_picture_without_people_gives_nobody(estimator):
+    board = np.full((480, 640, 3), (90, 160, 200), np.uint8)
+    cv2.rectangle(board, (100, 100), (540, 380), (40, 40, 40), 5)
+    assert estimator(board) == []
+
+
+def test_letterbox_scales_and_centres_like_the_independent_formula():
+    image = np.zeros((720, 1280, 3), np.uint8)
+    square, box = letterbox(image, 640)
+    assert square.shape == (640, 640, 3)
+    # 1280 -> 640 wide: gain 0.5, 360 rows of picture centred in 640: 140 rows of grey above
+    assert box == Letterbox(0.5, 0, 140)
+    assert (square[:140] == 114).all() and (square[140:500] == 0).all() and (square[500:] == 114).all()
+    np.testing.assert_allclose(box.to_image(np.array([[320.0, 320.0]])), [[640.0, 360.0]])
+
+
+def test_nms_keeps_the_best_of_overlapping_boxes():
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30]], float)
+    assert nms(boxes, np.array([0.6, 0.9, 0.5]), iou_threshold=0.5) == [1, 2]
+    assert nms(boxes, np.array([0.6, 0.9, 0.5]), iou_threshold=0.9) == [1, 0, 2]
+
+
+def test_missing_or_corrupt_model_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match="is missing; build it with `make models`"):
+        PoseEstimator(tmp_path / "none.onnx")
+    corrupt = tmp_path / "corrupt.onnx"
+    corrupt.write_bytes(b"not a model" * 10)
+    with pytest.raises(InputError, match="cannot be loaded"):
+        PoseEstimator(corrupt)
+
+
+def test_the_runtime_never_imports_torch_or_ultralytics():
+    import subprocess
+    import sys
+
+    code = ("import sys, cv2; from vision.pose import PoseEstimator; "
+            f"PoseEstimator({str(MODEL)!r})(cv2.imread({str(BUILD / 'bus.jpg')!r})); "
+            "print(sorted(m for m in ('torch', 'ultralytics', 'torchvision') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
