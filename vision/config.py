@@ -19,9 +19,10 @@ from rules.errors import InputError
 @dataclass(frozen=True)
 class PipelineConfig:
     # rest and settle
-    rest_speed_mm_s: float = 50.0  # a ball slower than this (median over the debounce window) may be at rest ...
+    rest_speed_mm_s: float = 12.0  # a ball slower than this (median over the debounce window) may be at rest ...
     motion_speed_mm_s: float = 150.0  # faster than this = the table is in play again (a new settle will come)
     rest_debounce_ms: float = 400.0  # ... once it has stayed that slow this long; all at rest = settled
+    stabilise: int = 1  # 1 = take camera shake out of ball positions by following the table's markers
     # tracking
     gate_mm: float = 45.0  # largest jump between prediction and detection for a rolling ball
     gate_speed_s: float = 0.08  # extra gate per mm/s of track speed (hops and fast rolls)
@@ -33,7 +34,7 @@ class PipelineConfig:
     measurement_noise_mm: float = 5.0
     # shots
     play_line_hysteresis_mm: float = 4.0  # Star Cluster Ball: past the line by this much counts as crossed
-    launch_zone_mm: float = 300.0  # a rolling ball first seen this close past the line was launched from below it
+    launch_zone_mm: float = 400.0  # a rolling ball first seen this close past the line was launched from below it
     leave_space_fraction: float = 0.5  # Piratenbillard: moved this many pitches from its rest = left its space
     # hands (settle is paused while one is over the table)
     hand_min_area_balls: float = 8.0  # a changed blob larger than this many ball areas is a hand
@@ -44,6 +45,7 @@ class PipelineConfig:
     calibration_search_s: float = 3.0  # look for table markers this long before giving up
     monitor_interval_s: float = 1.0  # re-check the markers (table movement, markers lost) this often; 0 = off
     review_confidence: float = 0.6  # a call below this is flagged for review
+    table_shift_mm: float = 5.0  # a lasting step of the markers (median over 1 s) this large = the table moved
     # live sources
     stream_retries: int = 4  # reconnect attempts before a stream counts as gone
     stream_backoff_s: float = 0.25  # first wait before reconnecting; doubles each try
@@ -81,7 +83,7 @@ class PipelineConfig:
             raise InputError(f"pipeline config: unknown setting(s) {', '.join(unknown)}; known: {', '.join(known)}")
         values = {}
         for name, value in data.items():
-            if name in ("confirm_hits", "analysis_width", "stream_retries"):
+            if name in ("confirm_hits", "analysis_width", "stream_retries", "stabilise"):
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise InputError(f"pipeline config: {name!r} must be an integer, got {value!r}")
             values[name] = value

@@ -16,7 +16,7 @@ Vision never decides a score: the engine does, from the observations alone.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Protocol
 
 import cv2
@@ -29,7 +29,7 @@ from calibration.monitor import TableMovement as MonitorMovement
 from calibration.profile import Rect, StarClusterProfile, TableProfile
 from rules.engine import RulesEngine, Standings
 from rules.errors import InputError
-from rules.events import Event, GameStart, Place, Snapshot, TableMovement, TableSettled
+from rules.events import UMPIRE_INPUTS, Event, GameStart, Place, Snapshot, TableMovement, TableSettled
 from rules.games import make_engine
 from vision.config import PipelineConfig
 from vision.evaluate import FrameLog
@@ -38,6 +38,7 @@ from vision.settle import HandWatch, SettleWatch
 from vision.settle import Settle
 from vision.shots import SessionFeed, ShotSegmenter
 from vision.sources import FrameSource
+from vision.stabilise import ShiftWatch, TableStabiliser
 from vision.track import Tracker
 from vision.types import BoardBall, Detection, Detector
 from vision.video_io import Frame
@@ -110,6 +111,8 @@ class Referee:
         self._mapper: Mapper | None = None
         self._mask: np.ndarray | None = None
         self._hands: HandWatch | None = None
+        self._stabiliser: TableStabiliser | None = None
+        self._shifts: ShiftWatch | None = None
         self._monitor: CalibrationMonitor | None = None
         self._last_t = 0.0
         self._image: np.ndarray | None = None  # the frame in the works, for the table reader
@@ -148,20 +151,23 @@ class Referee:
     def step(self, frame: Frame) -> None:
         """One frame through every stage; emits what it observed."""
         self._last_t = max(self._last_t, frame.t)
-        self._check_markers(frame)
+        start = time.perf_counter()
+        self._check_markers(frame)  # the stabiliser and the marker checks count as mapping
+        self.times.add("map", start)
         assert self._mapper is not None and self._hands is not None
         if self.detector is None:
             self.detector = self.detector_factory(frame.image, self._mapper, sorted(self.players), self.seats)
         self._image = frame.image
         start = time.perf_counter()
-        detections = self._known_colours(self.detector.detect(frame.image, self._mask), frame.t)
+        hand = self._hands.update(frame.image)
+        detections = [d for d in self._known_colours(self.detector.detect(frame.image, self._mask), frame.t)
+                      if not self._hands.covers(d.u, d.v)]  # ball-coloured skin or sleeve, not a ball
         start = self.times.add("detect", start)
-        balls = self._mapper.map(detections)
+        balls = self._map_steadied(detections)
         start = self.times.add("map", start)
         update = self.tracker.update(frame.t, balls)
         if self.frame_log is not None:
             self.frame_log.write(frame.t, update.tracks, balls)
-        hand = self._hands.update(frame.image)
         settle = self.settle.update(frame.t, update.tracks, hand)
         events = self.shots.update(frame.t, update, settle, hand)
         start = self.times.add("track", start)
@@ -189,8 +195,26 @@ class Referee:
             if isinstance(event, TableSettled) and event.confidence < self.config.review_confidence:
                 self.log.warning(event.t, f"low-confidence table reading ({event.confidence:.2f}); please review",
                                  review=True)
+            if isinstance(event, UMPIRE_INPUTS):
+                self._umpire_input(event)
+                continue
             for decision in self.engine.feed(self.log.event(event)):
                 self.log.decision(decision)
+
+    def _umpire_input(self, event: Event) -> None:
+        """An umpire input the engine refuses (it contradicts what vision saw: a misread, or a wrong session
+        line) is flagged for review and left out of events.jsonl, which stays replayable; the run goes on.
+        The engines check an input before acting on it, so a refused one changed nothing."""
+        logged = event if event.id else replace(event, id=f"L{self.log.lines + 1}")
+        try:
+            decisions = self.engine.feed(logged)
+        except InputError as error:
+            self.log.warning(event.t, f"umpire input {event.TYPE} at {event.t:g}s refused by the rules engine "
+                                      f"({error}); left out of the event log, please review", review=True)
+            return
+        self.log.event(event)
+        for decision in decisions:
+            self.log.decision(decision)
 
     def ball_centre_px(self, points_mm: np.ndarray) -> np.ndarray:
         """Board contact points -> the image centres of balls resting there, under the current calibration."""
@@ -217,6 +241,15 @@ class Referee:
     def _read_settled(self, settle: Settle) -> Snapshot:
         assert self._image is not None and self._mapper is not None and self.detector is not None
         return self.read_table(settle, self._image, self._mapper, self.detector, self._snapshot)
+
+    def _map_steadied(self, detections: list[Detection]) -> list[BoardBall]:
+        """Detections mapped to the board with the camera shake taken out (`vision.stabilise`); the balls
+        keep the detections as seen, for the frame log."""
+        assert self._mapper is not None
+        if self._stabiliser is None:
+            return self._mapper.map(detections)
+        steady = [replace(d, u=u, v=v) for d in detections for u, v in [self._stabiliser.steady(d.u, d.v)]]
+        return [replace(ball, detection=d) for ball, d in zip(self._mapper.map(steady), detections)]
 
     def _known_colours(self, detections: list[Detection], t: float) -> list[Detection]:
         """Balls of a colour no player has are reported once, then left out of the game."""
@@ -246,8 +279,12 @@ class Referee:
     def _use(self, calibration: Calibration, image: np.ndarray) -> None:
         self.calibration = calibration
         self._mapper = self.mapper_factory(calibration, self.profile)
+        self._stabiliser = TableStabiliser(image, calibration, self.profile) if self.config.stabilise else None
+        self._shifts = ShiftWatch(self.config.monitor_interval_s, 1.0, self.config.table_shift_mm) \
+            if self._stabiliser is not None else None
         t = self.profile.table
-        corners = _rect_px(calibration, t)
+        looked_at = _playing_side(self.profile)
+        corners = _rect_px(calibration, looked_at)
         height, width = image.shape[:2]
         self._mask = np.zeros((height, width), np.uint8)
         cv2.fillPoly(self._mask, [np.round(corners).astype(np.int32)], 255)
@@ -257,7 +294,8 @@ class Referee:
         edge = centre + [[self.profile.ball_diameter_mm / 2, 0]]
         radius_px = float(np.linalg.norm(calibration.board_to_image(edge) - calibration.board_to_image(centre)))
         if self._hands is None:
-            self._hands = HandWatch(self.config, watched, (width, height), radius_px)
+            self._hands = HandWatch(self.config, watched, (width, height), radius_px,
+                                    corners if looked_at != t else None)
 
     def _check_markers(self, frame: Frame) -> None:
         assert self.calibration is not None
@@ -265,11 +303,23 @@ class Referee:
             self._use(self.calibration, frame.image)
             settings = MonitorSettings(check_interval_s=self.config.monitor_interval_s)
             self._monitor = CalibrationMonitor(self.profile, self.calibration, settings, frame.image)
+        following = False
+        if self._stabiliser is not None:
+            self._stabiliser.update(frame.image)
+            following = self._stabiliser.found >= MIN_REFIT_MARKERS
         if not self.config.monitor_interval_s:
             return
+        if following and self._stabiliser is not None and self._shifts is not None:
+            moved = self._shifts.update(frame.t, self._stabiliser.shift_mm())
+            if moved is not None:  # a lasting step of the markers; a bumped camera looks the same: for review
+                self._emit_all([TableMovement(t=frame.t, magnitude_mm=round(moved, 1), confidence=0.5)])
         for seen in self._monitor.update(frame.image, frame.t):
-            if isinstance(seen, MonitorMovement) and len(self._monitor.calibration.markers_used) < MIN_REFIT_MARKERS:
-                self._monitor.calibration = self.calibration  # two markers fit too loosely to prove a move
+            if isinstance(seen, MonitorMovement) and (following or
+                                                      len(self._monitor.calibration.markers_used) < MIN_REFIT_MARKERS):
+                # the stabiliser follows the markers to a fraction of a pixel, so the mapping stays right and
+                # movements are its to report; a re-fit (3-25 mm apart from check to check on the samples,
+                # far markers a few pixels wide) or one on two markers proves nothing
+                self._monitor.calibration = self.calibration
             elif isinstance(seen, MonitorMovement):
                 if seen.kind == "camera":  # the camera was bumped, not the table: no foul, just re-map
                     self.log.warning(frame.t, f"the camera moved ({seen.magnitude_mm:.1f} mm on the table); re-calibrated")
@@ -280,6 +330,18 @@ class Referee:
                 self._use(self._monitor.calibration, frame.image)
             elif isinstance(seen, MarkersLostWarning):
                 self.log.warning(frame.t, seen.message)
+
+
+def _playing_side(profile: TableProfile) -> Rect:
+    """Where balls are looked for: Star Cluster Ball, the table beyond the Play Line stripe (half a ball
+    past it: the red stripe and the shooter's hands, skin and sleeves on the near side read as red balls;
+    a launched ball is first seen just past the line, which the shot logic counts as a launch);
+    Piratenbillard, the whole table."""
+    t = profile.table
+    if not isinstance(profile, StarClusterProfile):
+        return t
+    line_y = max(profile.play_line[0][1], profile.play_line[1][1])
+    return Rect(t.x_min, line_y + profile.ball_diameter_mm / 2, t.x_max, t.y_max)
 
 
 def _rect_px(calibration: Calibration, rect: Rect) -> np.ndarray:

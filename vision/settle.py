@@ -43,19 +43,32 @@ class HandWatch:
     """Is a hand (any large non-ball change) over the table in this frame?"""
 
     def __init__(self, config: PipelineConfig, table_polygon_px: np.ndarray, image_size: tuple[int, int],
-                 ball_radius_px: float) -> None:
+                 ball_radius_px: float, foreground_polygon_px: np.ndarray | None = None) -> None:
         self.config = config
         width, height = image_size
         self.scale = min(1.0, config.analysis_width / width)
         size = (max(1, round(width * self.scale)), max(1, round(height * self.scale)))
         self.size = size
-        self.mask = np.zeros((size[1], size[0]), np.uint8)
-        cv2.fillPoly(self.mask, [np.round(np.asarray(table_polygon_px) * self.scale).astype(np.int32)], 1)
+        self.mask = self._fill(table_polygon_px)
+        # where large foreground blobs (a hand, a player leaning in) are also tracked, so the detector can
+        # ignore ball-coloured pixels on them (lips, a red sleeve); the hand flag itself stays on `mask`
+        self.watch = self.mask if foreground_polygon_px is None else self._fill(foreground_polygon_px) | self.mask
         r = max(ball_radius_px * self.scale, 1.0)
         self.min_area = config.hand_min_area_balls * np.pi * r * r
         self._background: np.ndarray | None = None
         self.present = False
         self.area_px = 0
+        self.foreground = np.zeros((size[1], size[0]), np.uint8)  # 1 = inside a large changed blob
+
+    def _fill(self, polygon_px: np.ndarray) -> np.ndarray:
+        mask = np.zeros((self.size[1], self.size[0]), np.uint8)
+        cv2.fillPoly(mask, [np.round(np.asarray(polygon_px) * self.scale).astype(np.int32)], 1)
+        return mask
+
+    def covers(self, u: float, v: float) -> bool:
+        """Is full-frame pixel (u, v) on a large foreground blob (a hand or a person, not a ball)?"""
+        x, y = int(u * self.scale), int(v * self.scale)
+        return 0 <= y < self.size[1] and 0 <= x < self.size[0] and bool(self.foreground[y, x])
 
     def update(self, image: np.ndarray) -> bool:
         small = cv2.GaussianBlur(cv2.resize(image, self.size, interpolation=cv2.INTER_AREA), (5, 5), 0)
@@ -65,14 +78,25 @@ class HandWatch:
             return False
         diff = cv2.absdiff(small, self._background)
         diff = cv2.max(cv2.max(diff[..., 0], diff[..., 1]), diff[..., 2])
-        changed = cv2.bitwise_and((diff > self.config.hand_diff_grey).astype(np.uint8), self.mask)
+        changed = cv2.bitwise_and((diff > self.config.hand_diff_grey).astype(np.uint8), self.watch)
         changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        count, _, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
-        self.area_px = int(stats[1:, cv2.CC_STAT_AREA].max()) if count > 1 else 0
+        count, comp, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
+        big = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= self.min_area) + 1
+        self.foreground = np.isin(comp, big).astype(np.uint8) if len(big) else np.zeros_like(changed)
+        self.area_px = self._largest(changed & self.mask)
         self.present = self.area_px >= self.min_area
-        still = (changed == 0).astype(np.uint8) if self.present else None
+        # big blobs stay out of the background (a person leaning in for seconds must not become the table);
+        # they follow it ten times slower, so a lasting change (a lighting step) is learnt eventually
+        still = (self.foreground == 0).astype(np.uint8)
         cv2.accumulateWeighted(small, self._background, self.config.background_rate, mask=still)
+        if len(big) and not self.present:
+            cv2.accumulateWeighted(small, self._background, self.config.background_rate / 10, mask=self.foreground)
         return self.present
+
+    @staticmethod
+    def _largest(binary: np.ndarray) -> int:
+        count, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+        return int(stats[1:, cv2.CC_STAT_AREA].max()) if count > 1 else 0
 
 
 class SettleWatch:

@@ -90,11 +90,17 @@ class ShotSegmenter:
             if tr.state is not TrackState.CONFIRMED:
                 continue
             # a ball first seen near the line (the shooter's hand hid it until it was rolling) counts as
-            # having come from below it
-            origin = self._origin.setdefault(tr.id, tr.y < line_y + self.config.launch_zone_mm)
+            # having come from below it; first seen means first detected, not first confirmed (a fast
+            # ball is hundreds of mm further by then)
+            first_y = tr.born_at[1] if tr.born_at is not None else tr.y
+            origin = self._origin.setdefault(tr.id, first_y < line_y + self.config.launch_zone_mm)
+            seen_below = self._below.get(tr.id)
+            # a ball never seen below the line must be rolling for real (not a resting ball found again
+            # after a hand hid it, whose young filter velocity is jitter)
+            launch_speed = self.config.rest_speed_mm_s if seen_below else self.config.motion_speed_mm_s
             if tr.y < line_y - margin:
                 self._below[tr.id] = True
-            elif tr.y > line_y + margin and tr.vy > self.config.rest_speed_mm_s and self._below.get(tr.id, origin):
+            elif tr.y > line_y + margin and tr.vy > launch_speed and (origin if seen_below is None else seen_below):
                 self._below[tr.id] = False
                 if not self._shot_open:  # one ball per shot: a second crossing (a hand, a rebound) is no new shot
                     self._shot_open = True

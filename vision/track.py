@@ -46,6 +46,7 @@ class _Filter:
     at_rest: bool = False
     location: Location | None = None
     confidence: float = 1.0
+    born_at: tuple[float, float] = (0.0, 0.0)
 
     @property
     def speed(self) -> float:
@@ -166,7 +167,8 @@ class Tracker:
     def _birth(self, ball: BoardBall, t: float) -> None:
         p = np.diag([4.0, 4.0, 200.0 ** 2, 200.0 ** 2])
         track = _Filter(self._next_id, ball.detection.colour, np.array([ball.x, ball.y, 0.0, 0.0]), p, t, t,
-                        location=ball.location, confidence=ball.detection.score, born_t=t)
+                        location=ball.location, confidence=ball.detection.score, born_t=t,
+                        born_at=(float(ball.x), float(ball.y)))
         track.window.append((t, ball.x, ball.y))
         if self.config.confirm_hits <= 1:
             track.state = TrackState.CONFIRMED
@@ -176,4 +178,4 @@ class Tracker:
     def _report(self, track: _Filter, t: float) -> Track:
         return Track(track.id, track.colour, float(track.x[0]), float(track.x[1]), float(track.x[2]),
                      float(track.x[3]), track.state, track.at_rest, track.last_seen_t, track.hits,
-                     location=track.location, confidence=track.confidence)
+                     location=track.location, confidence=track.confidence, born_at=track.born_at)

@@ -59,6 +59,7 @@ class Track:
     hits: int
     location: Location | None = None  # where its latest detection lay (slot / cell / region)
     confidence: float = 1.0  # the detector's score of its latest detection
+    born_at: tuple[float, float] | None = None  # board mm of its first detection (before it was confirmed)
 
 
 class Detector(Protocol):

@@ -11,6 +11,7 @@ from rules.errors import InputError
 from rules.events import Snapshot
 from rules.replay import read_log, replay
 from rules.result import build_result
+from simulation.make_samples import SEED
 from simulation.realism import Realism
 from vision.config import PipelineConfig
 from vision.event_log import EventLog
@@ -24,7 +25,7 @@ from vision.types import Detection
 from vision.video_io import VideoError, VideoWriter
 
 # Piratenbillard at the committed samples' size (a red ball on red paint is too few pixels at 640x360);
-# Star Cluster Ball at 640x360 to keep the module fast (truth detections only: its colour run does not pass yet)
+# Star Cluster Ball at 640x360 to keep the module fast (truth detections; its colour run is at 1280x720 below)
 CLIPS = {"starcluster": ("chain_grand_slam", "behind_play_line", 640, 360),
          "piratenbillard": ("capture", "overhead", 1280, 720)}
 
@@ -192,3 +193,48 @@ def test_a_failure_mid_run_keeps_the_events_already_written(clips, tmp_path):
         referee_run(folder, truth, tmp_path, TruthDetector(truth), source=BreaksOff(folder / "video.mp4", 100))
     events = read_log(tmp_path / "events.jsonl")  # what was written is a valid log
     assert [e.TYPE for e in events][:4] == ["game_start", "table_settled", "shot_started", "table_settled"]
+
+
+def shots(result):
+    return [(d["player"], d["outcome"]) for d in result["decisions"] if d["kind"] == "shot"]
+
+
+@pytest.fixture(scope="module")
+def starcluster_720(tmp_path_factory):
+    """Star Cluster Ball at the committed samples' size (glass balls are 5 px across at 640x360), with the
+    shooter at the Play Line, the reaching arm and camera shake of `Realism.moderate`."""
+    folder = tmp_path_factory.mktemp("starcluster720")
+    truth, _ = simulate_to(folder, "starcluster", SEED, "grouping", "behind_play_line", 1280, 720,
+                           realism=Realism.moderate(), progress=False)
+    return folder, truth
+
+
+def test_colour_detector_referees_star_cluster_end_to_end(starcluster_720, tmp_path):
+    """The real colour detector on a rendered Star Cluster match: a grouped ball, a fast ball to the gutter,
+    a tie-break. The Play Line stripe and the shooter (skin, lips, sleeve) must not read as red balls."""
+    folder, truth = starcluster_720
+    _, result = referee_run(folder, truth, tmp_path, lambda image, mapper, players, seats:
+                            make_detector("color", image, mapper, players, seats))
+    assert shots(result) == shots(truth["result"])
+    assert points(result) == points(truth["result"])
+    assert result["final_scores"] == truth["result"]["final_scores"]
+    settles = [e for e in read_log(tmp_path / "events.jsonl") if e.TYPE == "table_settled"]
+    assert all(b.owner in ("red", "blue") for s in settles for b in s.snapshot.balls)
+
+
+def test_an_umpire_input_the_engine_refuses_is_flagged_and_the_run_goes_on(clips, tmp_path):
+    """A session line that contradicts what vision saw (here a choice when nobody is out of balls) is a
+    review warning, left out of events.jsonl (which stays replayable); every later call is still made."""
+    folder, truth = clips["starcluster"]
+    session = tmp_path / "session"
+    session.mkdir()
+    (session / "video.mp4").symlink_to(folder / "video.mp4")
+    bad = {"type": "out_of_balls_choice", "t": 2.0, "player": "blue", "choice": "bank"}
+    (session / "truth.json").write_text(json.dumps({**truth, "events": truth["events"] + [bad]}))
+    _, result = referee_run(session, truth, tmp_path / "out", TruthDetector(truth))
+    assert result["final_scores"] == truth["result"]["final_scores"]
+    warnings = [json.loads(line) for line in (tmp_path / "out" / "decisions.jsonl").read_text().splitlines()
+                if '"warning"' in line]
+    refused = [w for w in warnings if w["message"].startswith("umpire input out_of_balls_choice at 2s refused")]
+    assert len(refused) == 1 and refused[0]["review"] is True and "no player is out of balls" in refused[0]["message"]
+    assert not any(e.TYPE == "out_of_balls_choice" for e in read_log(tmp_path / "out" / "events.jsonl"))

@@ -70,3 +70,25 @@ def test_hand_watch_sees_the_rendered_hand_and_not_the_balls(hand_frames):
     assert no_hand and with_hand
     assert sum(no_hand) == 0  # struck balls hopping about are not hands
     assert sum(with_hand) >= 0.7 * len(with_hand)
+
+
+def test_hand_watch_marks_the_hand_as_foreground_for_the_detector(hand_frames):
+    """Ball-coloured pixels on a hand or a sleeve are dropped by the pipeline where `covers` says so:
+    the rendered hand is covered, the resting balls are not."""
+    profile, camera, frames = hand_frames
+    grid = profile.grid
+    corners = np.array([[grid.x_min, grid.y_min, 0], [grid.x_max, grid.y_min, 0], [grid.x_max, grid.y_max, 0],
+                        [grid.x_min, grid.y_max, 0]])
+    polygon = camera.project(corners)[0]
+    radius = float(np.median([b.r_px for b in frames[0][1].balls]))
+    watch = HandWatch(PipelineConfig(), polygon, (camera.width, camera.height), radius)
+    hand_hits, ball_hits = [], []
+    for image, truth in frames:
+        watch.update(image)
+        if truth.hand_px is not None and watch.present:
+            hand_hits.append(watch.covers(*truth.hand_px))
+        if truth.hand_px is None:
+            ball_hits += [watch.covers(b.u, b.v) for b in truth.balls if b.visible and not b.moving]
+    assert hand_hits and ball_hits
+    assert sum(hand_hits) >= 0.7 * len(hand_hits)
+    assert not any(ball_hits)

@@ -36,6 +36,22 @@ def test_star_cluster_shot_starts_when_a_ball_crosses_the_play_line_upwards():
     assert shots.update(1.3, up(tr(2, 300, line + 500, vy=900)), None, False) == []
 
 
+def test_a_fast_ball_first_confirmed_far_past_the_line_is_a_shot_if_it_was_first_seen_near_it():
+    """A ball thrown hard is 200 mm further on by the time its track is confirmed: where it was first
+    detected decides; a resting ball found again after a hand hid it (slow, jittery) is no shot."""
+    from dataclasses import replace
+    line = SC.play_line[0][1]
+    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    found_again = replace(tr(3, 300, line + 150, vy=100), born_at=(300, line + 150))
+    assert shots.update(0.9, up(found_again), None, False) == []  # under the motion speed: jitter, not a roll
+    fast = replace(tr(1, 300, line + 450, vy=1200), born_at=(300, line + 190))
+    (event,) = shots.update(1.0, up(fast), None, False)
+    assert isinstance(event, ShotStarted) and event.player == "red"
+    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    far = replace(tr(2, 300, line + 650, vy=1200), born_at=(300, line + 600))
+    assert shots.update(1.0, up(far), None, False) == []
+
+
 def test_settle_gives_the_snapshot_and_a_lifted_resting_ball_is_a_lift():
     shots = ShotSegmenter(PB, PipelineConfig(), snapshot_from_tracks)
     cell = Location.cell_at(5, 4)

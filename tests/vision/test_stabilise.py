@@ -1,0 +1,65 @@
+"""The stabiliser on rendered frames with camera shake: a resting ball stays put once steadied."""
+
+import numpy as np
+import pytest
+
+from calibration.calibrate import calibrate_markers
+from calibration.profile import load_profile
+from simulation.camera import make_camera
+from simulation.realism import Realism
+from simulation.render import Renderer
+from simulation.starcluster import simulate_starcluster
+from vision.stabilise import TableStabiliser
+
+
+@pytest.fixture(scope="module")
+def shaken():
+    """Chain grand slam at 1280x720 with the samples' shake, while its first ball rests in a slot."""
+    profile = load_profile("starcluster")
+    match = simulate_starcluster(profile, 1, "chain_grand_slam")
+    camera = make_camera(profile, "behind_play_line", 1280, 720)
+    renderer = Renderer(profile, camera, Realism.moderate(), match.fps, match.seed)
+    frames = [renderer.render(f) for f in match.frames[:1]]
+    frames += [renderer.render(f) for f in match.frames[int(3.6 * match.fps):int(4.0 * match.fps)]]
+    return profile, frames
+
+
+def test_a_resting_ball_steadied_against_the_markers_stays_put(shaken):
+    profile, frames = shaken
+    first = frames[0][0]
+    stabiliser = TableStabiliser(first, calibrate_markers(first, profile), profile)
+    raw, steady = [], []
+    for image, truth in frames[1:]:
+        stabiliser.update(image)
+        (ball,) = [b for b in truth.balls if b.visible and not b.moving]
+        raw.append((ball.u, ball.v))
+        steady.append(stabiliser.steady(ball.u, ball.v))
+    assert stabiliser.found >= 3
+    spread = lambda points: float(np.ptp(np.array(points), axis=0).max())
+    assert spread(raw) > 0.5  # the shake moves it by more than half a pixel ...
+    assert spread(steady) < 0.35 * spread(raw)  # ... which the markers take out
+
+
+def test_hidden_markers_leave_the_frame_as_it_is(shaken):
+    profile, frames = shaken
+    first = frames[0][0]
+    stabiliser = TableStabiliser(first, calibrate_markers(first, profile), profile)
+    blank = np.zeros_like(first)
+    assert np.allclose(stabiliser.update(blank), [[1, 0, 0], [0, 1, 0]]) and stabiliser.found == 0
+    assert stabiliser.steady(100.0, 200.0) == (100.0, 200.0)
+
+
+def test_shift_watch_reports_a_lasting_step_once_and_not_the_shake():
+    from vision.stabilise import ShiftWatch
+    watch = ShiftWatch(interval_s=1.0, window_s=1.0, threshold_mm=5.0)
+    moves = []
+    for i in range(30 * 12):
+        t = i / 30
+        shake = np.array([3.0 * np.sin(2 * np.pi * 1.3 * t), 6.0 * np.sin(2 * np.pi * 0.7 * t + 1)])
+        step = np.array([8.0, 0.0]) if t >= 5.0 else np.zeros(2)
+        moved = watch.update(t, shake + step)
+        if moved is not None:
+            moves.append((t, moved))
+    assert len(moves) == 1
+    (t, size), = moves
+    assert 5.0 < t <= 7.0 and 5.0 < size < 11.0

@@ -1,0 +1,153 @@
+"""The Play Line call: did the shooting player's body cross the line during a shot?
+
+Keypoints from the pose model (`vision.pose.Person`) are mapped through the
+table calibration onto the board plane and measured against the Play Line in
+millimetres. Approximation: a body part is treated as if it lay on the table
+plane. A hand held above the table therefore maps further from the camera than
+it is; from a camera behind the line that errs towards calling, which is why
+the margin is in mm and why the call needs several frames (docs/pose.md).
+
+COCO has no hand keypoint, so a hand is the wrist pushed on along the
+elbow -> wrist direction by `forearm_extension` of the forearm length.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from calibration.calibrate import Calibration
+from calibration.profile import StarClusterProfile
+from rules.errors import InputError
+from rules.events import PlayLineCrossing
+
+from .pose import COCO_KEYPOINTS, Person
+
+HEAD_KEYPOINTS = ("nose", "left_eye", "right_eye", "left_ear", "right_ear")
+# What counts, in tiers, most important first: the reported part is from the first tier over the line,
+# and within a tier the part that got furthest over it.
+DEFAULT_PARTS = (("right_hand", "left_hand", "right_wrist", "left_wrist"), ("right_elbow", "left_elbow"), ("head",),
+                 ("right_knee", "left_knee"))
+KNOWN_PARTS = tuple(p for tier in DEFAULT_PARTS for p in tier) + (
+    "right_shoulder", "left_shoulder", "right_hip", "left_hip", "right_ankle", "left_ankle")
+
+
+@dataclass(frozen=True)
+class PlayLineSettings:
+    """Thresholds of the call; `parts`: tiers of what counts, most important tier first (see DEFAULT_PARTS)."""
+
+    min_keypoint_confidence: float = 0.5  # keypoints less sure than this are ignored
+    margin_mm: float = 25.0  # beyond the line by more than this (board mm) counts as over it
+    window_frames: int = 5  # hysteresis: the last N frames of the shot ...
+    frames_to_call: int = 3  # ... of which K must have a part over the line
+    forearm_extension: float = 0.35  # hand = wrist + this x (wrist - elbow)
+    parts: tuple[tuple[str, ...], ...] = DEFAULT_PARTS
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_keypoint_confidence <= 1:
+            raise InputError(f"play line: min_keypoint_confidence must be in 0..1, got {self.min_keypoint_confidence}")
+        if self.margin_mm < 0:
+            raise InputError(f"play line: margin_mm must be >= 0, got {self.margin_mm}")
+        if not 1 <= self.frames_to_call <= self.window_frames:
+            raise InputError(f"play line: need 1 <= frames_to_call <= window_frames, got "
+                             f"{self.frames_to_call} of {self.window_frames}")
+        if not 0 <= self.forearm_extension <= 1:
+            raise InputError(f"play line: forearm_extension must be in 0..1, got {self.forearm_extension}")
+        unknown = [p for tier in self.parts for p in tier if p not in KNOWN_PARTS]
+        if unknown or not any(self.parts):
+            raise InputError(f"play line: unknown body parts {unknown}; use some of {', '.join(KNOWN_PARTS)}")
+
+
+@dataclass(frozen=True)
+class PartReach:
+    """How far one body part is past the Play Line (board mm, positive = table side) and how sure."""
+
+    part: str
+    beyond_mm: float
+    confidence: float
+
+
+def body_parts(person: Person, settings: PlayLineSettings) -> dict[str, tuple[np.ndarray, float]]:
+    """Image position and confidence of each counted part the model is sure enough of."""
+    floor = settings.min_keypoint_confidence
+    kp = {k.name: (np.array([k.x, k.y]), k.confidence) for k in person.keypoints}
+    out: dict[str, tuple[np.ndarray, float]] = {}
+    for part in (p for tier in settings.parts for p in tier):
+        if part.endswith("_hand"):
+            side = part.removesuffix("_hand")
+            (wrist, cw), (elbow, ce) = kp[f"{side}_wrist"], kp[f"{side}_elbow"]
+            if min(cw, ce) >= floor:
+                out[part] = (wrist + settings.forearm_extension * (wrist - elbow), min(cw, ce))
+        elif part == "head":
+            sure = [kp[name] for name in HEAD_KEYPOINTS if kp[name][1] >= floor]
+            if sure:
+                out[part] = (np.mean([p for p, _ in sure], axis=0), max(c for _, c in sure))
+        elif part in COCO_KEYPOINTS and kp[part][1] >= floor:
+            out[part] = kp[part]
+    return out
+
+
+class PlayLineJudge:
+    """Watches the shooting player during the release window and calls a Play Line crossing once per shot.
+
+    Fed every frame (causal); `shooting` is True from the shot's start until its release window closes.
+    The shooter is the person reaching furthest towards the table: a bystander stands back.
+    """
+
+    def __init__(self, calibration: Calibration, profile: StarClusterProfile,
+                 settings: PlayLineSettings = PlayLineSettings()) -> None:
+        self.calibration, self.settings = calibration, settings
+        a, b = (np.asarray(p, float) for p in profile.play_line)
+        normal = np.array([-(b - a)[1], (b - a)[0]]) / np.linalg.norm(b - a)
+        board = profile.board
+        centre = np.array([(board.x_min + board.x_max) / 2, (board.y_min + board.y_max) / 2])
+        self._origin = a
+        self._normal = normal if (centre - a) @ normal > 0 else -normal  # points to the table side
+        self._window: deque[tuple[PartReach, ...]] = deque(maxlen=settings.window_frames)
+        self._called = False
+
+    def reaches(self, person: Person) -> tuple[PartReach, ...]:
+        """Every counted, confident part of `person`, with its signed distance past the line."""
+        parts = body_parts(person, self.settings)
+        if not parts:
+            return ()
+        board = self.calibration.image_to_board(np.array([p for p, _ in parts.values()]))
+        beyond = (board - self._origin) @ self._normal
+        return tuple(PartReach(name, float(d), conf)
+                     for (name, (_, conf)), d in zip(parts.items(), beyond) if np.isfinite(d))
+
+    def shooter(self, people: list[Person]) -> tuple[PartReach, ...]:
+        """The reaches of the person whose body gets furthest over the line (none if nobody is seen)."""
+        candidates = [r for r in (self.reaches(p) for p in people) if r]
+        return max(candidates, key=lambda r: max(p.beyond_mm for p in r), default=())
+
+    def update(self, t: float, people: list[Person], shooting: bool,
+               player: str | None = None) -> PlayLineCrossing | None:
+        """One frame; returns the crossing the moment K of the last N frames had a part over the line."""
+        if not shooting:
+            self._window.clear()
+            self._called = False
+            return None
+        over = tuple(r for r in self.shooter(people) if r.beyond_mm > self.settings.margin_mm)
+        self._window.append(over)
+        if self._called or sum(1 for frame in self._window if frame) < self.settings.frames_to_call:
+            return None
+        self._called = True
+        part, confidence = self._verdict()
+        return PlayLineCrossing(t=t, player=player, body_part=part, confidence=confidence)
+
+    def _verdict(self) -> tuple[str, float]:
+        """The first tier over the line in K frames (else in the most), its furthest part, and that part's
+        mean keypoint confidence."""
+        seen: dict[str, list[PartReach]] = {}
+        for frame in self._window:
+            for reach in frame:
+                seen.setdefault(reach.part, []).append(reach)
+        tiers = [[p for p in tier if p in seen] for tier in self.settings.parts]
+        frames = [sum(1 for frame in self._window if any(r.part in tier for r in frame)) for tier in tiers]
+        enough = [i for i, n in enumerate(frames) if n >= self.settings.frames_to_call]
+        tier = tiers[enough[0] if enough else int(np.argmax(frames))]
+        part = max(tier, key=lambda p: np.mean([r.beyond_mm for r in seen[p]]))
+        return part, float(np.mean([r.confidence for r in seen[part]]))

@@ -1,0 +1,147 @@
+"""Steady the image against the table: per-frame motion of the table's markers, undone on detections.
+
+Camera shake (a smooth small rotation) moves the whole picture by a pixel or
+two. At the far end of a Star Cluster board a pixel is several millimetres, so
+a resting ball seems to wander at 10-40 mm/s, as fast as a ball creeping into
+its slot: the rest test cannot tell them apart, and the table is called
+settled seconds early. The markers are fixed to the table, so their image
+motion is exactly what has to be taken out. Each frame, every marker of the
+reference frame is found again by normalised cross-correlation in a small
+search window (sub-pixel by a parabola through the peak); a similarity
+transform from the current image back to the reference image is fitted to the
+markers found (a translation with one or two; none when all are hidden: the
+frame is used as is). Detections are mapped through it before they go to the
+board, so the calibration of the reference frame stays exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.calibrate import Calibration
+from calibration.profile import TableProfile
+
+
+@dataclass(frozen=True)
+class StabiliserConfig:
+    search_px: int = 10  # largest shake (full-resolution px) looked for around each marker
+    min_score: float = 0.8  # normalised cross-correlation below this = the marker is hidden (a hand, a person)
+    min_patch_px: int = 9  # markers smaller than this in the image are not used
+
+
+class TableStabiliser:
+    def __init__(self, reference: np.ndarray, calibration: Calibration, profile: TableProfile,
+                 config: StabiliserConfig = StabiliserConfig()) -> None:
+        self.config = config
+        grey = _grey(reference)
+        h, w = grey.shape
+        self._patches: list[tuple[np.ndarray, float, float]] = []  # (template, reference top-left x, y)
+        for marker in profile.markers.markers:
+            corners = calibration.board_to_image(np.array(marker.corners, float))
+            centre = corners.mean(axis=0)
+            half = int(np.ceil(np.abs(corners - centre).max())) + 2
+            x0, y0 = int(round(centre[0])) - half, int(round(centre[1])) - half
+            s = config.search_px
+            if 2 * half < config.min_patch_px or x0 - s < 0 or y0 - s < 0 or x0 + 2 * half + s >= w \
+                    or y0 + 2 * half + s >= h:
+                continue
+            self._patches.append((grey[y0:y0 + 2 * half, x0:x0 + 2 * half].copy(), float(x0), float(y0)))
+        self.transform = np.array([[1.0, 0, 0], [0, 1.0, 0]])  # current image -> reference image
+        self.found = 0
+        self.calibration = calibration
+        self._centres = np.array([[x0 + p.shape[1] / 2, y0 + p.shape[0] / 2] for p, x0, y0 in self._patches], float)
+
+    def update(self, image: np.ndarray) -> np.ndarray:
+        """Find the markers in this frame; returns (and keeps) the current -> reference transform."""
+        grey = _grey(image)
+        s = self.config.search_px
+        ref, cur = [], []
+        for patch, x0, y0 in self._patches:
+            ph, pw = patch.shape
+            xi, yi = int(x0), int(y0)
+            window = grey[yi - s:yi + ph + s, xi - s:xi + pw + s]
+            score = cv2.matchTemplate(window, patch, cv2.TM_CCOEFF_NORMED)
+            _, best, _, (bx, by) = cv2.minMaxLoc(score)
+            if best < self.config.min_score:
+                continue
+            dx = bx - s + _vertex(score[by, bx - 1:bx + 2]) if 0 < bx < score.shape[1] - 1 else bx - s
+            dy = by - s + _vertex(score[by - 1:by + 2, bx]) if 0 < by < score.shape[0] - 1 else by - s
+            centre = (x0 + pw / 2, y0 + ph / 2)
+            ref.append(centre)
+            cur.append((centre[0] + dx, centre[1] + dy))
+        self.found = len(ref)
+        if len(ref) >= 3:
+            fitted, _ = cv2.estimateAffinePartial2D(np.array(cur, np.float32), np.array(ref, np.float32),
+                                                    method=cv2.LMEDS)
+            if fitted is not None:
+                self.transform = fitted
+                return self.transform
+        if ref:
+            shift = np.median(np.array(ref) - np.array(cur), axis=0)
+            self.transform = np.array([[1.0, 0, shift[0]], [0, 1.0, shift[1]]])
+        else:
+            self.transform = np.array([[1.0, 0, 0], [0, 1.0, 0]])
+        return self.transform
+
+    def shift_mm(self) -> np.ndarray:
+        """How far (board mm, x and y) the markers now lie from where they lay in the reference frame."""
+        if not len(self._centres):
+            return np.zeros(2)
+        a = np.vstack([self.transform, [0.0, 0.0, 1.0]])
+        now = cv2.transform(self._centres[None], np.linalg.inv(a)[:2])[0]
+        return np.median(self.calibration.image_to_board(now) - self.calibration.image_to_board(self._centres), axis=0)
+
+    def steady(self, u: float, v: float) -> tuple[float, float]:
+        """A pixel of the current frame -> where it lies in the reference frame."""
+        a = self.transform
+        return float(a[0, 0] * u + a[0, 1] * v + a[0, 2]), float(a[1, 0] * u + a[1, 1] * v + a[1, 2])
+
+
+def _vertex(values: np.ndarray) -> float:
+    """Sub-pixel offset of a peak from three samples around it (a parabola's vertex)."""
+    left, mid, right = (float(x) for x in values)
+    denom = left - 2 * mid + right
+    return 0.0 if denom >= 0 else 0.5 * (left - right) / denom
+
+
+def _grey(image: np.ndarray) -> np.ndarray:
+    return image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+
+
+class ShiftWatch:
+    """A lasting step in where the markers lie (a shoved table, a bumped camera), not the shake around it.
+
+    Every `interval_s` the median marker shift of the last `window_s` is compared with the position the
+    table last settled at; a difference over `threshold_mm` is a movement, and the new position becomes
+    the baseline. The median over a second averages the shake out (measured on the samples: the
+    one-second median wanders by about 3 mm with no movement; a shove of 8 mm shows as 8-9 mm).
+    """
+
+    def __init__(self, interval_s: float = 1.0, window_s: float = 1.0, threshold_mm: float = 5.0) -> None:
+        self.interval_s, self.window_s, self.threshold_mm = interval_s, window_s, threshold_mm
+        self._samples: list[tuple[float, np.ndarray]] = []
+        self._baseline: np.ndarray | None = None
+        self._last_check: float | None = None
+
+    def update(self, t: float, shift_mm: np.ndarray) -> float | None:
+        """Feed one frame's shift; returns the size (mm) of a movement found at this frame, else None."""
+        self._samples.append((t, np.asarray(shift_mm, float)))
+        while self._samples[0][0] < t - self.window_s:
+            self._samples.pop(0)
+        if self._last_check is None:
+            self._last_check = t
+        if t - self._last_check < self.interval_s:
+            return None
+        self._last_check = t
+        now = np.median(np.array([s for _, s in self._samples]), axis=0)
+        if self._baseline is None:
+            self._baseline = now
+            return None
+        moved = float(np.hypot(*(now - self._baseline)))
+        if moved <= self.threshold_mm:
+            return None
+        self._baseline = now
+        return moved
