@@ -8,7 +8,7 @@ OUT ?= out/demo
 MODEL_VENV := .venv-models
 POSE_MODEL := models/build/yolo11n-pose.onnx
 
-.PHONY: demo test env models clean
+.PHONY: demo test env models clean browser
 
 env: $(STAMP)
 
@@ -30,6 +30,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# Headless Chromium for the review report's browser test (tests/review), from Debian's package: the
+# binary is the stamp, so apt-get runs only when it is missing. Playwright drives it; `playwright install` never runs.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+browser: $(CHROMIUM)
+
+$(CHROMIUM):
+	$(SUDO) apt-get update
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation
+
 SAMPLE := sample_videos/starcluster/full_game
 
 demo: $(STAMP) $(POSE_MODEL)
@@ -37,8 +48,9 @@ demo: $(STAMP) $(POSE_MODEL)
 	$(BIN)/referee calibrate $(SAMPLE)/video.mp4 --profile starcluster --out $(OUT)/calibration.json --preview $(OUT)/calibration.png
 	@echo "Demo outputs in $(OUT)/: score_sheet.txt and result.json (replayed game), calibration.json and calibration.png ($(SAMPLE)/video.mp4)"
 
-test: $(STAMP) $(POSE_MODEL)
+test: $(STAMP) $(POSE_MODEL) browser
 	$(BIN)/python -m pytest -q
 
 clean:
 	rm -rf $(VENV) $(MODEL_VENV) models/build out
+

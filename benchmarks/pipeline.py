@@ -9,11 +9,11 @@ gives the latency from true rest to the emitted table_settled (in video time:
 the frame at which the pipeline emitted it, so it is the causal delay, not
 counting the few ms of processing per frame shown in the speed table).
 
-A tracks.jsonl is recorded alongside (vision.evaluate.FrameLog, hooked onto the
-tracker) so detection and tracking can be scored; its writes land in the
+A tracks.jsonl is recorded alongside (vision.evaluate.FrameLog, as `referee run`
+writes it) so detection and tracking can be scored; its writes land in the
 "track" stage and cost well under a millisecond a frame.
 
-Run: .venv/bin/python benchmarks/pipeline.py [SAMPLE ...] [--out DIR] [--json OUT]
+Run: .venv/bin/python benchmarks/pipeline.py [SAMPLE ...] [--out DIR] [--no-pose] [--json OUT]
 """
 
 from __future__ import annotations
@@ -29,24 +29,12 @@ from pathlib import Path
 from common import ROOT, label, machine, parser, peak_rss_mb, samples, table, write_json
 
 
-class RecordingTracker:
-    """The pipeline's tracker, unchanged, writing each frame's confirmed tracks and board detections."""
-
-    def __init__(self, tracker, frame_log) -> None:
-        self.tracker = tracker
-        self.frame_log = frame_log
-
-    def update(self, t, balls):
-        update = self.tracker.update(t, balls)
-        self.frame_log.write(t, update.tracks, balls)
-        return update
-
-
-def measure(folder: Path, out: Path, detector: str) -> dict:
-    from referee.commands.run import build_referee
+def measure(folder: Path, out: Path, detector: str, extra: list[str]) -> dict:
+    from referee.cli import build_parser
+    from referee.commands.run import build_referee, run_configs
     from rules.replay import read_log, replay
     from rules.result import build_result, write_json_atomically
-    from vision.evaluate import TRACKS_FILE, FrameLog, evaluate, load_run, load_truth
+    from vision.evaluate import TRACKS_FILE, evaluate, load_run, load_truth
     from vision.event_log import EventLog
     from vision.sources import open_source
     from vision.video_io import probe
@@ -54,13 +42,12 @@ def measure(folder: Path, out: Path, detector: str) -> dict:
     truth = load_truth(folder / "truth.json")
     video = folder / "video.mp4"
     info = probe(video)
-    args = argparse.Namespace(source=str(video), game=truth.game, profile=None, calibration=None, config=None,
-                              session=folder / "truth.json", players=None, detector=detector, live=False, out=out,
-                              quiet=True)
+    # the arguments exactly as `referee run` parses them, so options added there keep their defaults here
+    args = build_parser().parse_args(["run", str(video), "--game", truth.game, "--session", str(folder / "truth.json"),
+                                      "--detector", detector, "--out", str(out), "--quiet", *extra])
+    rules_config, config = run_configs(args)  # the truth's game config, as `referee run --session` takes it
     with EventLog(out) as log, (out / TRACKS_FILE).open("w", encoding="utf-8") as tracks:
-        referee, config, rules_config = build_referee(args, log)
-        referee.tracker = RecordingTracker(
-            referee.tracker, FrameLog(tracks, lambda points: referee.calibration.board_to_image(points)))
+        referee = build_referee(args, log, config, rules_config, tracks)
         source = open_source(str(video), config)
         started = time.perf_counter()
         summary = referee.run(source)
@@ -75,6 +62,7 @@ def measure(folder: Path, out: Path, detector: str) -> dict:
         "wall_s": wall, "fps": summary.frames / wall, "rtf": duration / wall,
         "stage_ms": {stage: 1000 * s / frames for stage, s in summary.times.seconds.items()},
         "peak_rss_mb": peak_rss_mb(), "eval": report.to_json(), "run_dir": str(out),
+        "pose_runs": referee.pose.calls if referee.pose is not None else 0,
     }
 
 
@@ -82,11 +70,12 @@ def main() -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=ROOT / "out" / "bench", help="folder for the runs (default out/bench)")
     p.add_argument("--detector", default="color", help="detector backend (default color)")
+    p.add_argument("--no-pose", action="store_true", help="pass --no-pose to the referee (no pose model built)")
     p.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # the child process: referee this one sample
     args = p.parse_args()
     if args.one:
         try:
-            print(json.dumps(measure(args.one, args.out, args.detector)))
+            print(json.dumps(measure(args.one, args.out, args.detector, ["--no-pose"] if args.no_pose else [])))
         except Exception as error:  # reported as a row, so one broken sample does not hide the others
             print(json.dumps({"error": f"{type(error).__name__}: {error}", "trace": traceback.format_exc()}))
         return
@@ -94,10 +83,11 @@ def main() -> None:
     for folder in samples(args.samples):
         name = label(folder)
         child = subprocess.run([sys.executable, __file__, "--one", str(folder), "--out", str(args.out / name),
-                                "--detector", args.detector], capture_output=True, text=True)
+                                "--detector", args.detector, *(["--no-pose"] if args.no_pose else [])],
+                               capture_output=True, text=True)
         lines = child.stdout.strip().splitlines()
         results[name] = json.loads(lines[-1]) if lines else {"error": child.stderr.strip()[-500:]}
-    print(f"whole pipeline, detector {args.detector}, {machine()}")
+    print(f"whole pipeline, detector {args.detector}{', no pose' if args.no_pose else ''}, {machine()}")
     print(speed_table(results))
     print()
     print(accuracy_table(results))
@@ -108,16 +98,21 @@ def main() -> None:
 
 
 def speed_table(results: dict) -> str:
-    stages = ("decode", "detect", "map", "track", "rules")
+    stages: list[str] = []  # the pipeline's own stages (vision.pipeline.STAGES), in its order
+    for r in results.values():
+        stages += [s for s in r.get("stage_ms", {}) if s not in stages]
     rows = []
     for name, r in results.items():
         if "error" in r:
             continue
         latency = r["eval"]["timing"]["after_rest_ms"]
-        rows.append([name, r["size"], r["frames"], r["fps"], r["rtf"], *(r["stage_ms"][s] for s in stages),
+        runs = r.get("pose_runs", 0)  # pose runs only now and then: its cost per run and runs per video second
+        rows.append([name, r["size"], r["frames"], r["fps"], r["rtf"], *(r["stage_ms"].get(s) for s in stages),
+                     runs / r["duration_s"] if r["duration_s"] else None,
+                     r["stage_ms"].get("pose", 0.0) * r["frames"] / runs if runs else None,
                      r["peak_rss_mb"], latency["mean"], latency["max"]])
-    return table(["sample", "size", "frames", "fps", "x RT", *(f"{s} ms" for s in stages), "peak MB",
-                  "rest->settle ms", "max ms"], rows)
+    return table(["sample", "size", "frames", "fps", "x RT", *(f"{s} ms" for s in stages), "pose runs/s",
+                  "ms/pose run", "peak MB", "rest->settle ms", "max ms"], rows)
 
 
 def accuracy_table(results: dict) -> str:

@@ -28,9 +28,22 @@ def _rect(img: np.ndarray, cal: Calibration, rect: Rect, colour, thickness: int 
 def draw_overlay(frame: np.ndarray, profile: TableProfile, cal: Calibration) -> np.ndarray:
     """A copy of the (undistorted) frame with the table, slots/spaces, Play Line and markers drawn on."""
     img = cal.intrinsics.undistort_image(frame) if cal.intrinsics is not None else frame.copy()
+    draw_table(img, profile, cal)
+    text = f"{profile.name}: rms {cal.rms_mm:.2f} mm, max {cal.max_mm:.2f} mm ({cal.method})"
+    cv2.putText(img, text, (20, 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 0), 4, cv2.LINE_AA)
+    cv2.putText(img, text, (20, 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (255, 255, 255), 2, cv2.LINE_AA)
+    return img
+
+
+def draw_table(img: np.ndarray, profile: TableProfile, cal: Calibration, markers: bool = True) -> None:
+    """Draw the table, slots/spaces and Play Line (and the markers) onto an undistorted image, in place.
+
+    Shared by the calibration preview and the annotated review video (`review.overlay`).
+    """
     _rect(img, cal, profile.table, OUTLINE, 3)
-    for marker in profile.markers.markers:
-        _poly(img, cal, marker.corners, MARKER, 2)
+    if markers:
+        for marker in profile.markers.markers:
+            _poly(img, cal, marker.corners, MARKER, 2)
     if isinstance(profile, StarClusterProfile):
         _rect(img, cal, profile.play_area, OUTLINE)
         _rect(img, cal, profile.board, OUTLINE)
@@ -43,10 +56,6 @@ def draw_overlay(frame: np.ndarray, profile: TableProfile, cal: Calibration) -> 
         cv2.line(img, tuple(np.round(a).astype(int)), tuple(np.round(b).astype(int)), PLAY_LINE, 3, cv2.LINE_AA)
     else:
         _draw_spaces(img, profile, cal)
-    text = f"{profile.name}: rms {cal.rms_mm:.2f} mm, max {cal.max_mm:.2f} mm ({cal.method})"
-    cv2.putText(img, text, (20, 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 0), 4, cv2.LINE_AA)
-    cv2.putText(img, text, (20, 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (255, 255, 255), 2, cv2.LINE_AA)
-    return img
 
 
 def _draw_spaces(img: np.ndarray, p: PiratenbillardProfile, cal: Calibration) -> None:

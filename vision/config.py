@@ -8,12 +8,12 @@ its files alone. docs/pipeline.md explains each knob.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from rules.errors import InputError
+from rules.games import load_config
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class PipelineConfig:
     play_line_hysteresis_mm: float = 4.0  # Star Cluster Ball: past the line by this much counts as crossed
     launch_zone_mm: float = 400.0  # a rolling ball first seen this close past the line was launched from below it
     leave_space_fraction: float = 0.5  # Piratenbillard: moved this many pitches from its rest = left its space
+    moved_mm: float = 40.0  # Star Cluster Ball: a hidden resting ball seen again this far away was knocked on
     # hands (settle is paused while one is over the table)
     hand_min_area_balls: float = 8.0  # a changed blob larger than this many ball areas is a hand
     hand_diff_grey: float = 32.0  # grey-level change against the learnt empty-table background
@@ -46,6 +47,14 @@ class PipelineConfig:
     monitor_interval_s: float = 1.0  # re-check the markers (table movement, markers lost) this often; 0 = off
     review_confidence: float = 0.6  # a call below this is flagged for review
     table_shift_mm: float = 5.0  # a lasting step of the markers (median over 1 s) this large = the table moved
+    # pose (Star Cluster Ball: Play Line crossings by the body; vision/pose_watch.py, docs/pose.md)
+    pose_interval_s: float = 0.25  # pose runs this often while nobody is at the Play Line ...
+    pose_release_interval_s: float = 0.066  # ... and this often in a release window (every other frame at 30 fps)
+    pose_arm_mm: float = 150.0  # a body part this close to the line (or past it) opens a release window
+    pose_release_before_s: float = 1.0  # a crossing this long before vision sees the ball cross belongs to the shot
+    pose_release_after_s: float = 0.5  # ... and one this long after it
+    pose_crop_margin_mm: float = 300.0  # pose looks at the player's side of the line and this far past it
+    pose_threads: int = 1  # onnxruntime threads for pose (more only fight the rest of the loop for 2 cores)
     # live sources
     stream_retries: int = 4  # reconnect attempts before a stream counts as gone
     stream_backoff_s: float = 0.25  # first wait before reconnecting; doubles each try
@@ -58,8 +67,8 @@ class PipelineConfig:
                 raise InputError(f"pipeline config: {f.name!r} must be a number, got {value!r}")
             if value < 0:
                 raise InputError(f"pipeline config: {f.name!r} must be >= 0, got {value}")
-        if self.confirm_hits < 1 or self.analysis_width < 32:
-            raise InputError("pipeline config: 'confirm_hits' must be >= 1 and 'analysis_width' >= 32")
+        if self.confirm_hits < 1 or self.analysis_width < 32 or self.pose_threads < 1:
+            raise InputError("pipeline config: 'confirm_hits' and 'pose_threads' must be >= 1 and 'analysis_width' >= 32")
         if not 0 < self.background_rate <= 1 or not 0 <= self.review_confidence <= 1:
             raise InputError("pipeline config: 'background_rate' must be in (0, 1] and 'review_confidence' in [0, 1]")
 
@@ -83,7 +92,7 @@ class PipelineConfig:
             raise InputError(f"pipeline config: unknown setting(s) {', '.join(unknown)}; known: {', '.join(known)}")
         values = {}
         for name, value in data.items():
-            if name in ("confirm_hits", "analysis_width", "stream_retries", "stabilise"):
+            if name in ("confirm_hits", "analysis_width", "stream_retries", "stabilise", "pose_threads"):
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise InputError(f"pipeline config: {name!r} must be an integer, got {value!r}")
             values[name] = value
@@ -100,12 +109,6 @@ def split_config(data: dict[str, Any]) -> tuple[dict[str, Any], PipelineConfig]:
 
 
 def load_pipeline_config(path: str | Path) -> PipelineConfig:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"pipeline config {path} does not exist; check the path") from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"pipeline config {path} is not valid JSON (line {error.lineno}: {error.msg})") from None
-    if not isinstance(data, dict):
-        raise InputError(f"pipeline config {path} must hold a JSON object")
-    return PipelineConfig.from_dict(data)
+    """A JSON file of pipeline settings alone; read (and its errors named) as `rules.games.load_config` reads
+    a game config."""
+    return PipelineConfig.from_dict(load_config(path))

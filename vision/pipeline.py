@@ -29,11 +29,13 @@ from calibration.monitor import TableMovement as MonitorMovement
 from calibration.profile import Rect, StarClusterProfile, TableProfile
 from rules.engine import RulesEngine, Standings
 from rules.errors import InputError
-from rules.events import UMPIRE_INPUTS, Event, GameStart, Place, Snapshot, TableMovement, TableSettled
+from rules.events import (UMPIRE_INPUTS, BallLifted, Event, GameStart, Location, Place, ShotStarted, Snapshot,
+                          TableMovement, TableSettled)
 from rules.games import make_engine
 from vision.config import PipelineConfig
 from vision.evaluate import FrameLog
 from vision.event_log import EventLog
+from vision.pose_watch import PoseWatch
 from vision.settle import HandWatch, SettleWatch
 from vision.settle import Settle
 from vision.shots import SessionFeed, ShotSegmenter
@@ -43,7 +45,7 @@ from vision.track import Tracker
 from vision.types import BoardBall, Detection, Detector
 from vision.video_io import Frame
 
-STAGES = ("decode", "detect", "map", "track", "rules")
+STAGES = ("decode", "detect", "map", "track", "pose", "rules")
 MIN_REFIT_MARKERS = 3  # a re-fit on fewer markers is too loose to call the table moved
 
 
@@ -91,6 +93,7 @@ class Referee:
                  calibration: Calibration | None = None, frame_log: FrameLog | None = None) -> None:
         self.game = game
         self.frame_log = frame_log  # tracks.jsonl for `referee eval`: confirmed tracks and detections per frame
+        self.pose: PoseWatch | None = None  # Star Cluster Ball: Play Line crossings by the body
         self.profile = profile
         self.detector_factory = detector_factory
         self.detector: Detector | None = None
@@ -171,9 +174,15 @@ class Referee:
         settle = self.settle.update(frame.t, update.tracks, hand)
         events = self.shots.update(frame.t, update, settle, hand)
         start = self.times.add("track", start)
+        if self.pose is not None:  # the Play Line call goes in among this frame's observations, before a settle
+            events = self.pose.update(frame.t, frame.image, self.calibration, events)
+            start = self.times.add("pose", start)
         for message in self.shots.warnings:
             self.log.warning(frame.t, message)
         self.shots.warnings.clear()
+        for owner, at in self.shots.gone:
+            self._forget(owner, at)
+        self.shots.gone.clear()
         self._emit_all(events)
         self.times.add("rules", start)
         self.times.frames += 1
@@ -192,6 +201,7 @@ class Referee:
                     self.log.warning(event.t, f"table reading dropped: {impossible}; please review", review=True)
                     continue
                 self._snapshot = event.snapshot
+            self._left_the_place(event)
             if isinstance(event, TableSettled) and event.confidence < self.config.review_confidence:
                 self.log.warning(event.t, f"low-confidence table reading ({event.confidence:.2f}); please review",
                                  review=True)
@@ -200,6 +210,25 @@ class Referee:
                 continue
             for decision in self.engine.feed(self.log.event(event)):
                 self.log.decision(decision)
+
+    def _left_the_place(self, event: Event) -> None:
+        """The table reader's prior (the last settled snapshot) loses a ball seen leaving its place: the struck
+        ball of a Piratenbillard shot, a lifted ball. What is left of it is known to be there still."""
+        if isinstance(event, ShotStarted) and event.ball_from is not None and event.player is not None:
+            self._forget(event.player, event.ball_from)
+        elif isinstance(event, BallLifted):
+            self._forget(event.owner, event.at)
+
+    def _forget(self, owner: str, at: Location) -> None:
+        """One ball of `owner` at `at` out of the table reader's prior."""
+        if self._snapshot is None:
+            return
+        balls = list(self._snapshot.balls)
+        for i, ball in enumerate(balls):
+            if (ball.owner, ball.at) == (owner, at):
+                del balls[i]
+                self._snapshot = Snapshot(tuple(balls))
+                return
 
     def _umpire_input(self, event: Event) -> None:
         """An umpire input the engine refuses (it contradicts what vision saw: a misread, or a wrong session

@@ -108,13 +108,16 @@ class PlayLineJudge:
         self._window: deque[tuple[PartReach, ...]] = deque(maxlen=settings.window_frames)
         self._called = False
 
+    def beyond_mm(self, board_mm: np.ndarray) -> np.ndarray:
+        """Signed distance of board points past the Play Line (positive: on the table side)."""
+        return (np.asarray(board_mm, float).reshape(-1, 2) - self._origin) @ self._normal
+
     def reaches(self, person: Person) -> tuple[PartReach, ...]:
         """Every counted, confident part of `person`, with its signed distance past the line."""
         parts = body_parts(person, self.settings)
         if not parts:
             return ()
-        board = self.calibration.image_to_board(np.array([p for p, _ in parts.values()]))
-        beyond = (board - self._origin) @ self._normal
+        beyond = self.beyond_mm(self.calibration.image_to_board(np.array([p for p, _ in parts.values()])))
         return tuple(PartReach(name, float(d), conf)
                      for (name, (_, conf)), d in zip(parts.items(), beyond) if np.isfinite(d))
 

@@ -37,6 +37,7 @@ class Settle:
     t: float  # the first frame at which every ball had been at rest for the debounce time
     tracks: tuple[Track, ...]  # the visible balls at that moment
     confidence: float  # the least sure detection among them
+    hidden: tuple[Track, ...] = ()  # lost tracks (not seen lately, e.g. behind a ball that landed in front)
 
 
 class HandWatch:
@@ -122,7 +123,7 @@ class SettleWatch:
             return None  # a hand is over the table, nothing moved, or the balls are still being found
         self._armed = False
         confidence = min((tr.confidence for tr in visible), default=1.0)
-        return Settle(t, tuple(visible), confidence)
+        return Settle(t, tuple(visible), confidence, tuple(tr for tr in tracks if tr.state is TrackState.LOST))
 
     @property
     def quiet(self) -> bool:

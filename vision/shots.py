@@ -30,6 +30,7 @@ from rules.events import (
     BallLifted,
     BallSighting,
     Event,
+    Location,
     LogError,
     Place,
     ShotStarted,
@@ -64,9 +65,13 @@ class ShotSegmenter:
         self._below: dict[int, bool] = {}  # Star Cluster Ball: track seen below the Play Line
         self._origin: dict[int, bool] = {}  # Star Cluster Ball: track first seen near or below the Play Line
         self._rest: dict[int, Track] = {}  # Piratenbillard: the track as it last lay at rest in a space
-        self._struck: set[int] = set()  # Piratenbillard: lost resting tracks whose ball was seen struck
+        self._struck: set[int] = set()  # lost resting tracks whose ball was seen again elsewhere (struck)
         self._shot_open = False
         self._last_hand_t = -math.inf
+        self._lost_in_shot: dict[int, bool] = {}  # lost tracks: was a shot in play when each was lost?
+        # resting balls that vanished between shots with no hand seen: gone from their place (the pipeline
+        # takes them out of the table reader's prior); one lost during a shot may be hidden by a ball that landed
+        self.gone: list[tuple[str, Location]] = []
 
     def update(self, t: float, tracks: TrackerUpdate, settle: Settle | None, hand: bool) -> list[Event]:
         if hand:
@@ -74,8 +79,14 @@ class ShotSegmenter:
         events: list[Event] = []
         if isinstance(self.profile, StarClusterProfile):
             events += self._play_line(t, tracks.tracks, self.profile)
+            events += self._moved_out_of_sight(t, tracks.tracks, self.profile)
         else:
             events += self._left_space(t, tracks.tracks, self.profile)
+        for tr in tracks.tracks:
+            if tr.state is TrackState.LOST:
+                self._lost_in_shot.setdefault(tr.id, self._shot_open)
+            else:
+                self._lost_in_shot.pop(tr.id, None)
         events += self._lifted(t, tracks.ended)
         if settle is not None:
             self._shot_open = False
@@ -105,6 +116,26 @@ class ShotSegmenter:
                 if not self._shot_open:  # one ball per shot: a second crossing (a hand, a rebound) is no new shot
                     self._shot_open = True
                     events.append(ShotStarted(t=t, player=tr.colour))
+        return events
+
+    def _moved_out_of_sight(self, t: float, tracks: tuple[Track, ...], profile: StarClusterProfile) -> list[Event]:
+        """Star Cluster Ball: a resting ball can be knocked away while the shooter's hand hides it (a ball
+        lying just past the Play Line, struck by the next ball released right behind it: neither is seen
+        crossing the line, and the struck one is first seen again far up the board). A lost resting track
+        plus a track of its colour first seen since, more than `moved_mm` from where it lay, is that ball
+        moved, not lifted: a shot by the player to play (the engine knows who) when none is open."""
+        events: list[Event] = []
+        for tr in tracks:
+            if tr.state is not TrackState.LOST or not tr.at_rest or tr.id in self._struck:
+                continue
+            if any(o.colour == tr.colour and o.state is TrackState.CONFIRMED and o.born_t is not None
+                   and o.born_at is not None and o.born_t > tr.last_seen_t
+                   and math.hypot(o.born_at[0] - tr.x, o.born_at[1] - tr.y) > self.config.moved_mm
+                   for o in tracks):
+                self._struck.add(tr.id)
+                if not self._shot_open:
+                    self._shot_open = True
+                    events.append(ShotStarted(t=t))
         return events
 
     def _left_space(self, t: float, tracks: tuple[Track, ...], profile: PiratenbillardProfile) -> list[Event]:
@@ -152,6 +183,7 @@ class ShotSegmenter:
             self._below.pop(tr.id, None)
             self._origin.pop(tr.id, None)
             rest = self._rest.pop(tr.id, None)
+            lost_in_shot = self._lost_in_shot.pop(tr.id, False)
             if tr.id in self._struck:  # its strike was called when it reappeared rolling
                 self._struck.discard(tr.id)
                 continue
@@ -163,6 +195,8 @@ class ShotSegmenter:
             else:
                 self.warnings.append(f"a resting {tr.colour} ball at {at} vanished at {tr.last_seen_t:.2f}s with no "
                                      "hand over the table; check the detector or the lighting")
+                if not lost_in_shot:
+                    self.gone.append((tr.colour, at))
         return events
 
 

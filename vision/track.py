@@ -178,4 +178,5 @@ class Tracker:
     def _report(self, track: _Filter, t: float) -> Track:
         return Track(track.id, track.colour, float(track.x[0]), float(track.x[1]), float(track.x[2]),
                      float(track.x[3]), track.state, track.at_rest, track.last_seen_t, track.hits,
-                     location=track.location, confidence=track.confidence, born_at=track.born_at)
+                     location=track.location, confidence=track.confidence, born_at=track.born_at,
+                     born_t=track.born_t)

@@ -60,6 +60,7 @@ class Track:
     location: Location | None = None  # where its latest detection lay (slot / cell / region)
     confidence: float = 1.0  # the detector's score of its latest detection
     born_at: tuple[float, float] | None = None  # board mm of its first detection (before it was confirmed)
+    born_t: float | None = None  # time of its first detection
 
 
 class Detector(Protocol):

@@ -30,6 +30,7 @@ class VideoInfo:
     fps: float
     frame_count: int  # as the container reports it; 0 when unknown
     duration_s: float
+    time_base: Fraction  # of the presentation timestamps: a re-encode in it keeps them exact
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ def probe(path: str | Path) -> VideoInfo:
         duration = float(stream.duration * stream.time_base) if stream.duration else 0.0
         if not duration and container.duration:
             duration = container.duration / av.time_base
-        return VideoInfo(stream.codec_context.width, stream.codec_context.height, fps, stream.frames or 0, duration)
+        return VideoInfo(stream.codec_context.width, stream.codec_context.height, fps, stream.frames or 0, duration,
+                         stream.time_base)
 
 
 def read_frames(path: str | Path, start_s: float = 0.0) -> Iterator[Frame]:
@@ -96,31 +98,43 @@ def read_frames(path: str | Path, start_s: float = 0.0) -> Iterator[Frame]:
 
 
 class VideoWriter:
-    """Encode BGR frames as H.264 in MP4 (yuv420p, no audio), playable everywhere."""
+    """Encode BGR frames as H.264 in MP4 (yuv420p, no audio), playable everywhere.
+
+    Frames follow each other at `fps` unless `write` is given their time: a
+    re-encoded source (the annotated video) passes each frame's presentation
+    time and the source's `time_base`, so its timestamps survive exactly.
+    """
 
     def __init__(self, path: str | Path, width: int, height: int, fps: float, crf: int = 23,
-                 preset: str = "veryfast") -> None:
+                 preset: str = "veryfast", time_base: Fraction | None = None) -> None:
         if width % 2 or height % 2:
             raise VideoError(f"H.264 in yuv420p needs an even frame size, got {width}x{height}")
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._container = av.open(str(self.path), mode="w")
-        rate = Fraction(fps).limit_denominator(1001)
-        self._stream = self._container.add_stream("libx264", rate=rate)
+        self._rate = Fraction(fps).limit_denominator(1001)
+        self._time_base = time_base or 1 / self._rate
+        self._stream = self._container.add_stream("libx264", rate=self._rate)
         self._stream.width = width
         self._stream.height = height
         self._stream.pix_fmt = "yuv420p"
         self._stream.options = {"crf": str(crf), "preset": preset}
-        self._stream.codec_context.time_base = 1 / rate
-        self._next_pts = 0
+        self._stream.codec_context.time_base = self._time_base
+        self._stream.time_base = self._time_base
+        self._last_pts: int | None = None
         self.frames_written = 0
 
-    def write(self, image: np.ndarray) -> None:
+    def write(self, image: np.ndarray, t: float | None = None) -> None:
+        """Encode one frame, at presentation time `t` seconds (default: the next one at the frame rate)."""
+        pts = round((self.frames_written / self._rate if t is None else t) / self._time_base)
+        if self._last_pts is not None and pts <= self._last_pts:
+            raise VideoError(f"{self.path}: frame at {t}s does not come after the previous frame; "
+                             "timestamps must increase")
         frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(image), format="bgr24")
-        frame.pts = self._next_pts
-        self._next_pts += 1
+        frame.pts = pts
         for packet in self._stream.encode(frame):
             self._container.mux(packet)
+        self._last_pts = pts
         self.frames_written += 1
 
     def close(self) -> None:

@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import IO
 from pathlib import Path
 
 from tqdm import tqdm
 
-from calibration.calibrate import load_calibration
+from calibration.calibrate import load_calibration, save_calibration
 from calibration.profile import load_profile
 from rules.errors import InputError
 from rules.events import GameStart, PlayerSpec, RoundStart
 from rules.games import GAMES, load_config
 from rules.replay import read_log, replay
+from review.annotate import annotate, open_review
+from review.record import CALIBRATION_FILE
 from rules.result import build_result, write_json_atomically
 from vision.config import PipelineConfig, split_config
 from vision.evaluate import TRACKS_FILE, FrameLog
 from vision.event_log import EventLog
 from vision.pipeline import Referee
+from vision.pose import PoseEstimator
+from vision.pose_watch import DEFAULT_POSE_MODEL, PoseWatch
 from vision.shots import SessionFeed
 from vision.sources import open_source
 
+POSE_OFF = "pose is off (--no-pose): Play Line fouls by the body are not watched"
 DEFAULT_PLAYERS = {"starcluster": ("red", "blue"), "piratenbillard": ("red", "blue")}
 
 
@@ -41,7 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--game", required=True, choices=sorted(GAMES))
     p.add_argument("--profile", help="table profile JSON (default: the shipped profile of the game)")
     p.add_argument("--calibration", type=Path, help="calibration JSON; without it the table markers are used")
-    p.add_argument("--config", type=Path, help="game config JSON; its 'pipeline' object sets the pipeline")
+    p.add_argument("--config", type=Path, help="game config JSON; its 'pipeline' object sets the pipeline "
+                                               "(default: the 'config' of a truth.json --session, else the rules' "
+                                               "defaults)")
     p.add_argument("--session", type=Path,
                    help="umpire inputs (game start, rounds, choices): JSON lines, or a truth.json")
     p.add_argument("--players", help="comma-separated player colours when there is no --session "
@@ -50,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--live", action="store_true", help="play a video file through the live path at its own rate")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the run's files")
     p.add_argument("--quiet", action="store_true", help="no progress bar or score line")
+    p.add_argument("--annotate", action="store_true",
+                   help="after the run, write DIR/annotated.mp4: the video with the calls drawn on (docs/review.md)")
+    p.add_argument("--no-pose", action="store_true",
+                   help="Star Cluster Ball: no pose model; Play Line fouls by the body are then not watched")
+    p.add_argument("--pose-model", type=Path, metavar="ONNX",
+                   help="pose model (default: models/build/yolo11n-pose.onnx, built by `make models`)")
     p.set_defaults(handler=run)
 
 
@@ -84,12 +98,53 @@ def build_referee(args: argparse.Namespace, log: EventLog, config: PipelineConfi
                       rules_config, calibration)
     if tracks is not None:
         referee.frame_log = FrameLog(tracks, lambda points: referee.ball_centre_px(points))
+    referee.pose = pose_watch(args, referee, log)
     return referee
 
 
+def pose_watch(args: argparse.Namespace, referee: Referee, log: EventLog) -> PoseWatch | None:
+    """Star Cluster Ball's Play Line watch (`vision.pose_watch`); None for Piratenbillard or --no-pose (which
+    the log and the result say). A missing model stops the run before any frame is read."""
+    if args.game != "starcluster":
+        return None
+    if args.no_pose:
+        log.warning(0.0, POSE_OFF)
+        _say(args, POSE_OFF)
+        return None
+    model = args.pose_model or DEFAULT_POSE_MODEL
+    if not model.exists():
+        raise InputError(f"pose model {model} is missing; build it with `make models`, or pass --no-pose "
+                         "(Play Line fouls by the body are then not watched)")
+    return PoseWatch(PoseEstimator(model, referee.config.pose_threads), referee.profile, referee.config,
+                     lambda t, message: log.warning(t, message, review=True), lambda: referee.engine.standings().to_play)
+
+
+def run_configs(args: argparse.Namespace) -> tuple[dict, PipelineConfig]:
+    """The rules engine's settings and the pipeline's: from --config; without it, a truth.json session's
+    `config` (the game config its match was played under: ball count, rounds); else the defaults."""
+    if args.config:
+        return split_config(load_config(args.config))
+    return (session_config(args.session) if args.session else {}), PipelineConfig()
+
+
+def session_config(path: Path) -> dict:
+    """The game config a session file carries: the `config` object of a truth.json; {} for JSON lines."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):  # JSON lines, or missing (SessionFeed.load names the problem)
+        return {}
+    config = data.get("config") if isinstance(data, dict) and "events" in data else None
+    if config is not None and not isinstance(config, dict):
+        raise InputError(f"session file {path}: 'config' must be an object of game settings")
+    return dict(config or {})
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.annotate and (args.source.isdigit() or "://" in args.source):
+        raise InputError(f"--annotate decodes the video again after the run, so it needs a video file, not "
+                         f"{args.source}; record the stream and run `referee annotate` on the recording")
     with EventLog(args.out) as log, open(args.out / TRACKS_FILE, "w", encoding="utf-8") as tracks:
-        rules_config, config = split_config(load_config(args.config)) if args.config else ({}, PipelineConfig())
+        rules_config, config = run_configs(args)
         source = open_source(args.source, config, live=args.live,
                              on_warning=lambda t, message: (log.warning(t, message), _say(args, message)))
         referee = build_referee(args, log, config, rules_config, tracks)
@@ -106,13 +161,21 @@ def run(args: argparse.Namespace) -> int:
         finally:
             bar.close()
     replayed = replay(read_log(log.events_path), args.game, rules_config)
-    result = build_result(replayed, {"video": args.source, "events": str(log.events_path),
-                                     "frames": summary.frames})
+    source_info = {"video": args.source, "events": str(log.events_path), "frames": summary.frames}
+    if args.game == "starcluster":  # were Play Line fouls by the body watched?
+        source_info.update({"pose": "on"} if referee.pose else {"pose": "off", "warnings": [POSE_OFF]})
+    result = build_result(replayed, source_info)
     write_json_atomically(args.out / "result.json", result)
+    save_calibration(referee.calibration, args.out / CALIBRATION_FILE)  # the review tools draw the table with it
     if not args.quiet:
         print(f"{score_line(summary.standings)}  ({summary.frames} frames, {summary.last_t:.1f}s, "
               f"{summary.warnings} warnings)")
         print(f"wrote {log.events_path}, {log.decisions_path} and {args.out / 'result.json'}")
+    if args.annotate:
+        written = annotate(open_review(args.out, args.source, profile=args.profile), args.out / "annotated.mp4",
+                           progress=not args.quiet)
+        if not args.quiet:
+            print(f"wrote {written.path} ({written.frames} frames, {written.frames_per_s:.1f} frames/s)")
     return 0
 
 

@@ -118,3 +118,22 @@ def test_detectors_are_picked_by_name():
     assert set(DETECTORS) == {"color"}
     with pytest.raises(InputError, match="unknown detector"):
         make_detector("yolo", np.zeros((8, 8, 3), np.uint8), None, ["red"])  # type: ignore[arg-type]
+
+
+def test_a_glass_ball_on_a_dark_gutter_is_one_ball():
+    """On the dark gutter floor a glass ball's shaded side reads as its colour too, so its blob covers 1/fill
+    (1.7) expected areas; it was split into two balls 8 mm apart (gutter_ball sample: two tracks, never at
+    rest, no settle before the hand came). A blob that fits in one ball's circle is one ball."""
+    profile = load_profile("starcluster")
+    match = simulate_starcluster(profile, 3, "gutter_ball")
+    renderer = Renderer(profile, make_camera(profile, "overhead", 1280, 720), Realism.moderate(), match.fps, 3)
+    first, _ = renderer.render(match.frames[0])
+    mapper = BoardMapper(calibrate_markers(first, profile), profile)
+    detector = make_detector("color", first, mapper, ["red", "blue"])
+    r = profile.ball_diameter_mm / 2
+    gutters = [(70.0, 460.0), (70.0, 900.0), (570.0, 700.0), (300.0, 1170.0), (480.0, 1170.0)]
+    balls = tuple(BallPose(90 + i, ("red", "blue")[i % 2], x, y, r) for i, (x, y) in enumerate(gutters))
+    image, truth = renderer.render(replace(match.frames[0], balls=balls, hand=None))
+    tp, wrong, errs, false = _match(truth, detector.detect(image))
+    assert tp == len(gutters) and wrong == 0 and max(errs) < MAX_ERROR_PX
+    assert not [d for d in false if d.score >= 0.5]

@@ -238,3 +238,28 @@ def test_an_umpire_input_the_engine_refuses_is_flagged_and_the_run_goes_on(clips
     refused = [w for w in warnings if w["message"].startswith("umpire input out_of_balls_choice at 2s refused")]
     assert len(refused) == 1 and refused[0]["review"] is True and "no player is out of balls" in refused[0]["message"]
     assert not any(e.TYPE == "out_of_balls_choice" for e in read_log(tmp_path / "out" / "events.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def knock_720(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("knock720")
+    truth, _ = simulate_to(folder, "starcluster", SEED, "knock_into_slot", "behind_play_line", 1280, 720,
+                           realism=Realism.moderate(), progress=False)
+    return folder, truth
+
+
+def test_a_ball_knocked_from_under_the_shooters_hand_into_a_slot_is_the_shooters_foul(knock_720, tmp_path):
+    """Red's failed ball rests just past the Play Line; blue's ball, released right behind it under blue's hand,
+    knocks it into a slot. Neither ball is seen crossing the line and the knocked one is first seen again in
+    the slot: it moved (a shot by blue, a knocked-in foul), it was not lifted."""
+    folder, truth = knock_720
+    _, result = referee_run(folder, truth, tmp_path, lambda image, mapper, players, seats:
+                            make_detector("color", image, mapper, players, seats))
+    assert shots(result) == shots(truth["result"])
+    assert points(result) == points(truth["result"])
+    assert result["final_scores"] == truth["result"]["final_scores"]
+    fouls = [d for d in result["decisions"] if d["kind"] == "foul"]
+    assert [(d["player"], d["rule"]) for d in fouls] == [(d["player"], d["rule"]) for d in truth["result"]["decisions"]
+                                                         if d["kind"] == "foul"]
+    round_end = min(e["t"] for e in truth["events"] if e["type"] == "round_end")
+    assert not [e for e in read_log(tmp_path / "events.jsonl") if e.TYPE == "ball_lifted" and e.t < round_end]

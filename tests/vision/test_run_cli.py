@@ -53,3 +53,23 @@ def test_no_board_in_view_exits_2_and_keeps_the_log(tmp_path, capsys):
     code = main(["run", str(video), "--game", "starcluster", "--out", str(tmp_path / "out"), "--quiet"])
     assert code == 2 and "no table markers found" in capsys.readouterr().err
     assert (tmp_path / "out" / "events.jsonl").read_text().startswith('{"type":"game_start"')
+
+
+def test_a_truth_session_brings_its_game_config_and_config_overrides_it(clip, tmp_path):
+    """A truth.json session was played under its `config` (ball count, rounds, target): without --config the
+    engine must use it, or the samples' Star Cluster rounds (1 a game, 3 balls a player) are refereed under
+    the default rules. --config still wins."""
+    truth = json.loads((clip / "truth.json").read_text())
+    session = tmp_path / "session"
+    session.mkdir()
+    (session / "truth.json").write_text(json.dumps({**truth, "config": {"target_points": 3}}))
+    code = main(["run", str(clip / "video.mp4"), "--game", "piratenbillard", "--session", str(session / "truth.json"),
+                 "--out", str(tmp_path / "run"), "--quiet"])
+    assert code == 0
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["config"]["target_points"] == 3
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"target_points": 5}))
+    code = main(["run", str(clip / "video.mp4"), "--game", "piratenbillard", "--session", str(session / "truth.json"),
+                 "--config", str(config), "--out", str(tmp_path / "run2"), "--quiet"])
+    assert code == 0
+    assert json.loads((tmp_path / "run2" / "result.json").read_text())["config"]["target_points"] == 5

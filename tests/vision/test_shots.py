@@ -104,3 +104,48 @@ def test_a_bad_session_line_is_a_clear_error(tmp_path):
     path.write_text('{"type": "round_start", "t": 0}\n{"type": "game_start", "t": 1, "players": []}\n')
     with pytest.raises(InputError, match="entry 2"):
         SessionFeed.load(path)
+
+
+def test_a_hidden_resting_ball_seen_again_far_away_was_knocked_on_not_lifted():
+    """Star Cluster Ball: a ball resting just past the Play Line, hidden by the next shooter's hand and knocked
+    up the board by the ball released behind it; neither is seen crossing the line. The lost resting track
+    plus a new track of its colour far away is that ball moved: a shot by the player to play, and no lift."""
+    from dataclasses import replace
+    line = SC.play_line[0][1]
+    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    resting = tr(1, 200, line + 8, at_rest=True, location=Location(Place.PLAY_AREA), seen=3.5)
+    shots.update(3.5, up(resting), None, False)
+    hidden = replace(resting, state=TrackState.LOST)
+    assert shots.update(4.0, up(hidden), None, True) == []  # under the hand: not moved yet
+    again = replace(tr(3, 176, 640, vy=50), born_at=(174.0, 636.0), born_t=4.43)
+    (event,) = shots.update(4.5, up(hidden, again), None, True)
+    assert isinstance(event, ShotStarted) and event.player is None  # the engine knows who is to play
+    assert shots.update(4.7, up(again, ended=(hidden,)), None, True) == []  # not a ball_lifted
+    # a resting ball lifted by a hand, with no ball of its colour appearing elsewhere, is still a lift
+    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    shots.update(3.5, up(resting), None, False)
+    shots.update(4.0, up(hidden), None, True)
+    near = replace(tr(4, 205, line + 20), born_at=(205.0, line + 20), born_t=4.2)  # found again close by
+    assert shots.update(4.2, up(hidden, near), None, True) == []
+    (lifted,) = shots.update(4.7, up(ended=(hidden,)), None, True)
+    assert isinstance(lifted, BallLifted)
+
+
+def test_a_resting_ball_vanishing_between_shots_is_gone_but_one_lost_during_a_shot_may_be_hidden():
+    """The table reader keeps a ball hidden by one that landed on it only while it has not left: a resting ball
+    that vanished between shots (a lift the hand watch missed) is reported gone; one lost during a shot is not."""
+    from dataclasses import replace
+    shots = ShotSegmenter(PB, PipelineConfig(), snapshot_from_tracks)
+    a = tr(1, *PB.space_center(5, 2), at_rest=True, location=Location.cell_at(5, 2), seen=4.5)
+    b = tr(2, *PB.space_center(3, 5), at_rest=True, location=Location.cell_at(3, 5), seen=8.0, colour="blue")
+    shots.update(4.5, up(a, b), None, False)
+    shots.update(4.6, up(replace(a, state=TrackState.LOST), b), None, False)  # vanishes with no shot in play
+    shots.update(5.8, up(b, ended=(a,)), None, False)
+    assert shots.gone == [("red", Location.cell_at(5, 2))]
+    shots.gone.clear()
+    striker = tr(3, *PB.space_center(9, 4), at_rest=True, location=Location.cell_at(9, 4), seen=8.0)
+    shots.update(8.0, up(b, striker), None, False)
+    (shot,) = shots.update(8.1, up(b, replace(striker, y=striker.y - 60, at_rest=False)), None, False)
+    shots.update(8.6, up(replace(b, state=TrackState.LOST)), None, False)  # hidden by the landing ball
+    shots.update(9.9, up(ended=(b,)), None, False)
+    assert shot.ball_from == Location.cell_at(9, 4) and shots.gone == []

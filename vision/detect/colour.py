@@ -35,6 +35,7 @@ class ColourDetectorConfig:
     max_balls_per_blob: int = 4  # a larger blob is a hand, a painted area or a sleeve, not balls
     unknown_score: float = 0.25  # score cap of a ball whose colour matches no player
     refine: bool = True  # re-centre each ball on full-resolution pixels
+    one_ball_radius: float = 1.4  # a blob inside a circle this many ball radii wide is one ball, however full
 
     def __post_init__(self) -> None:
         if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or self.max_balls_per_blob < 1:
@@ -149,7 +150,10 @@ class ColourDetector:
                 continue  # a long thin streak: a painted line or an edge, not balls
             sub = comp[y:y + h, x:x + w] == k
             posterior = float(self.model.posterior[index[y:y + h, x:x + w][sub]].mean())
-            centres = self._split(sub, r, n) if n > 1.6 else [(cx - x, cy - y)]
+            # a ball whose whole disc reads as its colour (on a dark gutter, say) covers 1/fill expected areas,
+            # more than 1.6: it is split only when the blob does not fit in one ball's circle
+            several = n > 1.6 and not _one_disc(sub, r, cfg.one_ball_radius)
+            centres = self._split(sub, r, n) if several else [(cx - x, cy - y)]
             share = min(1.0, n / len(centres))
             for px, py in centres:
                 u, v = self._to_full(px + x, py + y)
@@ -213,3 +217,11 @@ class ColourDetector:
             hit = cv2.morphologyEx(hit.astype(np.uint8), cv2.MORPH_CLOSE, closing).astype(bool) & near
             u, v = float(xs[hit].mean()), float(ys[hit].mean())
         return u, v
+
+
+def _one_disc(sub: np.ndarray, r: float, limit: float) -> bool:
+    """Does the blob fit in a circle of `limit` ball radii? Two touching balls need about 2 r (the split
+    takes peaks at least r apart, so a blob it can split never fits in 1.5 r)."""
+    ys, xs = np.nonzero(sub)
+    _, radius = cv2.minEnclosingCircle(np.column_stack([xs, ys]).astype(np.float32))
+    return radius <= limit * r

@@ -1,0 +1,1 @@
+"""Post-match review of a finished `referee run` (docs/review.md)."""

@@ -1,0 +1,434 @@
+"""A finished run read back for review: what was called when, the score at every moment, the tracks.
+
+`referee run` leaves a folder (docs/pipeline.md): `events.jsonl`, `result.json`,
+`tracks.jsonl` and `calibration.json`. The review tools only show what is in it. The
+captions are result.json's decisions. The scoreboard comes from the rules engine's
+standings, replayed event by event, because a result only holds the final score.
+Nothing here decides anything.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rules.decisions import DecisionKind
+from rules.engine import Standings
+from rules.errors import InputError
+from rules.events import (
+    Confirm,
+    Event,
+    Location,
+    Overturn,
+    Place,
+    PlayLineCrossing,
+    RoundStart,
+    ShotStarted,
+    Snapshot,
+    SnapshotCorrection,
+    TableSettled,
+    UmpireFoul,
+)
+from rules.games import GAMES, make_engine
+from rules.replay import read_log, resolve_umpire_inputs
+from rules.starcluster.config import StarClusterConfig
+from rules.starcluster.scoring import runs
+from vision.evaluate import TRACKS_FILE
+
+EVENTS_FILE = "events.jsonl"
+RESULT_FILE = "result.json"
+CALIBRATION_FILE = "calibration.json"
+CHAIN_MOMENT = 3  # a chain of this many balls or more is a highlight
+SAME_S = 1e-3  # decisions carry their times rounded to the millisecond
+# Moment kinds, in the order a clip is named by the first one it holds.
+MOMENT_KINDS = ("grand_slam", "foul", "knock_in", "chain", "secured", "capture", "last_shot")
+# Decisions the scoreboard already shows, so they get no caption line.
+UNCAPTIONED = {"turn"}
+
+
+class ReviewError(InputError):
+    """A run folder that cannot be reviewed; the message names the file and what to do."""
+
+
+@dataclass(frozen=True)
+class Player:
+    id: str  # the colour of the player's balls
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.id})" if self.name else self.id
+
+
+@dataclass(frozen=True)
+class Board:
+    """The scoreboard after one event: what the engine's standings said then, and the round clock."""
+
+    t: float
+    scores: tuple[tuple[str, int], ...]  # player id -> points in the current game
+    to_play: str | None
+    round_label: str  # "game 1, round 2"; "" when the game has no rounds (Piratenbillard)
+    round_start: float | None  # when the round's clock started; None: not yet, or no clock
+    round_end: float | None  # when the round was over; None while it runs
+    round_length: float | None  # seconds; None: the game has no round clock
+    counts_down: bool  # the engine ends the round when the clock runs out (config `clock: events`)
+
+    def clock_s(self, t: float) -> float | None:
+        """Round time left (counting down) or gone (counting up) at time `t`; None without a clock."""
+        if self.round_length is None:
+            return None
+        gone = 0.0 if self.round_start is None else max(0.0, min(t, self.round_end or t) - self.round_start)
+        return max(0.0, self.round_length - gone) if self.counts_down else gone
+
+
+@dataclass(frozen=True)
+class Caption:
+    """The calls made at one moment, worded for the screen, and what makes the moment notable."""
+
+    t: float
+    headline: str
+    lines: tuple[str, ...]
+    kinds: tuple[str, ...]  # moment kinds (MOMENT_KINDS) in that order; empty: nothing notable
+    players: tuple[str, ...]  # whom the calls concern
+    shot_t: float | None  # when the shot behind these calls began; None when no shot led to them
+
+
+@dataclass(frozen=True)
+class TrackPoint:
+    """A confirmed track in one frame (tracks.jsonl): board mm, and image px when the run wrote them."""
+
+    id: int
+    colour: str
+    x: float
+    y: float
+    u: float | None
+    v: float | None
+
+
+@dataclass(frozen=True)
+class TrackFrame:
+    t: float
+    tracks: tuple[TrackPoint, ...]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    dir: Path
+    game: str
+    players: tuple[Player, ...]
+    captions: tuple[Caption, ...]
+    boards: tuple[Board, ...]  # in time order, one per event the engine saw
+    track_frames: tuple[TrackFrame, ...]  # empty when the run wrote no tracks.jsonl
+
+    def board_at(self, t: float) -> Board | None:
+        """The scoreboard as it stood at time `t` (after every event at or before it)."""
+        index = bisect_right(self.boards, t, key=lambda board: board.t)
+        return self.boards[index - 1] if index else None
+
+
+def load_run(run_dir: str | Path) -> RunRecord:
+    """Read a run folder; any missing or malformed file is a ReviewError naming it."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ReviewError(f"run folder {run_dir} does not exist; pass the --out folder of `referee run`")
+    result = _read_result(run_dir / RESULT_FILE)
+    game, config = result["game"], result.get("config") or {}
+    events_path = run_dir / EVENTS_FILE
+    if not events_path.is_file():
+        raise ReviewError(f"run folder {run_dir} has no {EVENTS_FILE}; pass the --out folder of `referee run`")
+    events = read_log(events_path)
+    stream, _ = resolve_umpire_inputs(events)
+    players = tuple(Player(p["id"], p.get("name")) for p in result["players"])
+    return RunRecord(run_dir, game, players, _captions(result["decisions"], stream, game),
+                     _boards(stream, game, config), _read_tracks(run_dir / TRACKS_FILE))
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _read_result(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ReviewError(f"{path} does not exist; review a run that finished (`referee run` writes it last)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReviewError(f"{path} cannot be read as JSON ({error}); re-run `referee replay` to rewrite it") from None
+    problem = _result_problem(data)
+    if problem:
+        raise ReviewError(f"{path} is not a referee result: {problem}; re-run `referee replay` to rewrite it")
+    return data
+
+
+def _result_problem(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return "it is not a JSON object"
+    if data.get("game") not in GAMES:
+        return f"field 'game' is {data.get('game')!r}, not one of {', '.join(GAMES)}"
+    players = data.get("players")
+    if not isinstance(players, list) or not all(isinstance(p, dict) and isinstance(p.get("id"), str)
+                                                for p in players):
+        return "field 'players' is not a list of {\"id\": ...} objects"
+    decisions = data.get("decisions")
+    if not isinstance(decisions, list):
+        return "field 'decisions' is not a list"
+    for i, d in enumerate(decisions):
+        if not (isinstance(d, dict) and isinstance(d.get("t"), (int, float)) and isinstance(d.get("kind"), str)
+                and isinstance(d.get("summary"), str)):
+            return f"decisions[{i}] lacks a number 't', a string 'kind' or a string 'summary'"
+        items = d.get("breakdown", [])
+        if not isinstance(items, list) or not all(isinstance(item, dict) and isinstance(item.get("label"), str)
+                                                  and isinstance(item.get("points"), int) for item in items):
+            return f"decisions[{i}].breakdown is not a list of {{\"label\", \"points\"}} lines"
+    if not isinstance(data.get("config", {}), dict):
+        return "field 'config' is not an object"
+    return None
+
+
+def _read_tracks(path: Path) -> tuple[TrackFrame, ...]:
+    """tracks.jsonl (vision.evaluate.FrameLog); a run without one simply shows no tracks."""
+    if not path.is_file():
+        return ()
+    frames = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                frames.append(TrackFrame(float(row["t"]), tuple(
+                    TrackPoint(int(tr[0]), str(tr[1]), float(tr[2]), float(tr[3]),
+                               None if len(tr) < 6 or tr[4] is None else float(tr[4]),
+                               None if len(tr) < 6 or tr[5] is None else float(tr[5]))
+                    for tr in row["tracks"])))
+            except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError):
+                raise ReviewError(f"{path} line {number}: not a tracks line ({{\"t\": ..., \"tracks\": "
+                                  "[[id, colour, x, y, u, v], ...]}}); re-run `referee run`") from None
+    return tuple(sorted(frames, key=lambda f: f.t))
+
+
+# --------------------------------------------------------------------------- the scoreboard
+
+
+def _boards(stream: list[Event], game: str, config: dict[str, Any]) -> tuple[Board, ...]:
+    """Feed the (umpire-resolved) log to a fresh engine, keeping its standings after every event.
+
+    The round clock mirrors the Star Cluster engine: a round's clock starts at its
+    `round_start` or first shot, whichever comes first, and stops at its result.
+    """
+    engine = make_engine(game, config)
+    clock = StarClusterConfig.from_dict(config) if game == "starcluster" else None
+    length: float | None = None
+    start: float | None = None
+    end: float | None = None
+    boards = []
+
+    def board(t: float) -> Board:
+        return _board(t, engine.standings(), game, start, end, length, clock is not None and clock.clock == "events")
+
+    for event in stream:
+        decisions = [] if isinstance(event, (Overturn, SnapshotCorrection, Confirm)) else engine.feed(event)
+        for decision in decisions:
+            data = dict(decision.data)
+            if clock is not None and decision.kind is DecisionKind.PHASE and "round" in data:
+                length = clock.tiebreak_seconds if data.get("phase") == "tiebreak" else clock.round_seconds
+                start = end = None
+            elif decision.kind is DecisionKind.ROUND_RESULT:
+                end = decision.t
+        if start is None and end is None and isinstance(event, (RoundStart, ShotStarted)):
+            start = event.t
+        boards.append(board(event.t))
+    if stream:
+        for decision in engine.close(stream[-1].t):
+            if decision.kind is DecisionKind.ROUND_RESULT:
+                end = decision.t
+        boards.append(board(stream[-1].t))
+    return tuple(boards)
+
+
+def _board(t: float, standings: Standings, game: str, start: float | None, end: float | None,
+           length: float | None, counts_down: bool) -> Board:
+    current = standings.games[-1] if standings.games else None
+    scores = tuple((p, (current.totals if current else {}).get(p, 0)) for p in standings.players)
+    label = ""
+    if game == "starcluster" and current is not None and current.rounds:
+        last = current.rounds[-1]
+        label = f"game {current.number}, {'tie-break ' if last.tiebreak else ''}round {last.number}"
+    return Board(t, scores, standings.to_play, label, start, end, length, counts_down)
+
+
+# --------------------------------------------------------------------------- captions
+
+
+def _captions(decisions: list[dict[str, Any]], stream: list[Event], game: str) -> tuple[Caption, ...]:
+    """One caption per moment: the decisions made at the same time, in the result's order."""
+    by_id = {event.id: event for event in stream}
+    last_shots = _last_shots(decisions)
+    captions = []
+    group: list[tuple[int, dict[str, Any]]] = []
+    for index, decision in enumerate(decisions):
+        if group and decision["t"] != group[0][1]["t"]:
+            captions.append(_caption(group, stream, by_id, last_shots, game))
+            group = []
+        group.append((index, decision))
+    if group:
+        captions.append(_caption(group, stream, by_id, last_shots, game))
+    return tuple(c for c in captions if c is not None)
+
+
+def _last_shots(decisions: list[dict[str, Any]]) -> set[int]:
+    """Indices of the last `shot` decision before each round result (and of the game's last shot)."""
+    last: set[int] = set()
+    shot = None
+    for index, decision in enumerate(decisions):
+        if decision["kind"] == "shot":
+            shot = index
+        elif decision["kind"] in ("round_result", "game_result") and shot is not None:
+            last.add(shot)
+            shot = None
+    if shot is not None:
+        last.add(shot)  # Piratenbillard has no round results, and footage may stop mid-round
+    return last
+
+
+def _caption(group: list[tuple[int, dict[str, Any]]], stream: list[Event], by_id: dict[str, Event],
+             last_shots: set[int], game: str) -> Caption | None:
+    shown = [d for _, d in group if d["kind"] not in UNCAPTIONED]
+    if not shown:
+        return None
+    t = group[0][1]["t"]
+    kinds: set[str] = set()
+    if any(index in last_shots for index, _ in group):
+        kinds.add("last_shot")
+    chain = 0
+    lines: list[str] = []
+    for d in shown:
+        kind = d["kind"]
+        items = d.get("breakdown") or []
+        if kind == "foul":
+            kinds.add("foul")
+            if d.get("foul") == "knocked_in":
+                kinds.add("knock_in")
+        if kind == "score" and d.get("rule") == "SCB-5.7":
+            kinds.add("knock_in")
+        if kind == "score" and any(i["label"].endswith("Grand Slam") and i["points"] > 0 for i in items):
+            kinds.add("grand_slam")
+        if kind == "score" and game == "starcluster":
+            chain = max(chain, _chain(d, stream, by_id))
+        if kind == "capture":
+            secured = any(i["label"].startswith("secured") for i in items)
+            kinds.add("secured" if secured else "capture")
+        lines.extend(_lines(d, by_id))
+    if chain >= CHAIN_MOMENT:
+        kinds.add("chain")
+    ordered = tuple(k for k in MOMENT_KINDS if k in kinds)
+    players = tuple(dict.fromkeys(d["player"] for d in shown if d.get("player")))
+    headline = _headline(ordered, shown, chain)
+    if headline is None:
+        headline = lines[0]
+    lines = [line for line in lines if line != headline]
+    return Caption(t, headline, tuple(lines), ordered, players, _shot_start(stream, t))
+
+
+def _lines(d: dict[str, Any], by_id: dict[str, Event]) -> list[str]:
+    review = " [review]" if d.get("flagged") else ""
+    if d["kind"] in ("score", "capture"):
+        points = f"{d.get('points', 0):+d}"
+        said = d["summary"].endswith(points)  # "lands in the Astrolabe: +2" already says it
+        out = [f"{d.get('player', '?')}{'' if said else ' ' + points}: {d['summary']}{review}"]
+        items = d.get("breakdown") or []
+        if len(items) > 1 or (items and items[0]["points"] != d.get("points")):
+            out.append("   " + " + ".join(f"{i['label']} {i['points']}" for i in items))
+        return out
+    if d["kind"] == "foul":
+        cause = by_id.get(d.get("cause") or "")
+        if isinstance(cause, PlayLineCrossing):
+            who = f"{cause.player}'s " if cause.player else ""
+            return [f"{d['summary']}{review}",
+                    f"   {who}{cause.body_part.replace('_', ' ')} over the Play Line ({cause.confidence:.0%} sure)"]
+        if isinstance(cause, UmpireFoul):
+            return [f"{d['summary']}{review}", f"   called by the umpire: {cause.foul.replace('_', ' ')}"]
+    return [f"{d['summary']}{review}"]
+
+
+def _headline(kinds: tuple[str, ...], shown: list[dict[str, Any]], chain: int) -> str | None:
+    """The caption's big line: what makes the moment notable, a result, or the points; None: the first call."""
+    words = {"grand_slam": "GRAND SLAM", "foul": "FOUL", "knock_in": "KNOCKED IN", "chain": f"CHAIN OF {chain}",
+             "secured": "SECURED", "capture": "CAPTURE"}
+    parts = [words[k] for k in kinds if k in words]
+    points = [f"{d['player']} {d['points']:+d}" for d in shown
+              if d["kind"] in ("score", "capture") and d.get("player") and d.get("points")]
+    if parts:
+        return " - ".join(parts) + (f"   {', '.join(points)}" if points else "")
+    results = [d["summary"] for d in shown if d["kind"] in ("round_result", "game_result", "match_result")]
+    if results:
+        return results[-1]
+    return ", ".join(points) if points else None
+
+
+def _shot_start(stream: list[Event], t: float) -> float | None:
+    """When the shot settled at `t` began: the last shot_started with no earlier settle after it."""
+    start = None
+    for event in stream:
+        if event.t > t + SAME_S:
+            break
+        if isinstance(event, ShotStarted):
+            start = event.t
+        elif isinstance(event, TableSettled) and event.t < t - SAME_S:
+            start = None
+    return start
+
+
+def _chain(d: dict[str, Any], stream: list[Event], by_id: dict[str, Event]) -> int:
+    """The longest chain the score's landed balls are part of, from the settled tables before and after.
+
+    A score whose breakdown has no chain bonus makes no chain; without the snapshots
+    the longest run in a position with a chain bonus counts.
+    """
+    player = d.get("player")
+    chained = {int(i["label"][1:].split()[0]) for i in d.get("breakdown") or []
+               if i["label"].endswith("chain bonus") and i["points"] > 0 and i["label"][1:2].isdigit()}
+    settled = by_id.get(d.get("cause") or "")
+    if not chained or player is None or not isinstance(settled, TableSettled):
+        return 0
+    before = _previous_snapshot(stream, settled)
+    after = _slots(settled.snapshot, player)
+    landed = after - (_slots(before, player) if before is not None else set())
+    best = 0
+    for position in chained:
+        filled = sorted(s for p, s in after if p == position)
+        new = {s for p, s in landed if p == position} or set(filled)
+        start = 0
+        for length in runs(filled):
+            if new & set(filled[start:start + length]):
+                best = max(best, length)
+            start += length
+    return best
+
+
+def _previous_snapshot(stream: list[Event], settled: TableSettled) -> Snapshot | None:
+    previous = None
+    for event in stream:
+        if event is settled:
+            return previous
+        if isinstance(event, TableSettled):
+            previous = event.snapshot
+    return previous
+
+
+def _slots(snapshot: Snapshot | None, player: str) -> set[tuple[int, int]]:
+    if snapshot is None:
+        return set()
+    return {(b.at.position, b.at.slot) for b in snapshot.balls
+            if b.owner == player and b.at.place is Place.SLOT and b.at.position is not None and b.at.slot is not None}
+
+
+def place_name(where: Location) -> str:
+    """A place the way the engines' calls name it: 'P1/slot 3', '(5,4)', 'grouped'."""
+    if where.place is Place.SLOT:
+        return f"P{where.position}/slot {where.slot}"
+    if where.place is Place.CELL:
+        return f"({where.row},{where.col})"
+    return where.place.value.replace("_", " ")

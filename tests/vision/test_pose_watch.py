@@ -1,0 +1,206 @@
+"""Play Line fouls in the referee loop: when pose runs, which shot a call belongs to, and the real thing
+end to end on rendered video (the shooter's head over the line in play_line_foul; a shooter who stays
+behind it elsewhere)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calibration.calibrate import calibrate_markers
+from calibration.profile import load_profile
+from referee.cli import main
+from rules.events import BallSighting, Location, Place, PlayLineCrossing, ShotStarted, Snapshot, TableSettled
+from vision.config import PipelineConfig
+from vision.play_line import PlayLineJudge
+from vision.pose import COCO_KEYPOINTS, Keypoint, Person
+from vision.pose_watch import PoseWatch, near_side_crop, shifted
+from vision.sources import FileSource
+from vision.video_io import VideoWriter
+
+SAMPLES = Path(__file__).parents[2] / "sample_videos/starcluster"
+FPS = 30
+
+
+@pytest.fixture(scope="module")
+def first_frame():
+    """The first frame of play_line_foul and its calibration (the behind_play_line camera)."""
+    frame = next(iter(FileSource(SAMPLES / "play_line_foul/video.mp4").frames()))
+    profile = load_profile("starcluster")
+    return frame.image, calibrate_markers(frame.image, profile), profile
+
+
+def head_at(calibration, profile, beyond_mm: float) -> Person:
+    """A person seen only by their head, `beyond_mm` past the Play Line (negative: behind it)."""
+    line_y = profile.play_line[0][1]
+    u, v = calibration.board_to_image(np.array([[320.0, line_y + beyond_mm]]))[0]
+    keypoints = tuple(Keypoint(name, float(u), float(v), 0.9 if name in ("nose", "left_eye", "right_eye") else 0.0)
+                      for name in COCO_KEYPOINTS)
+    return Person((u - 50, v - 50, u + 50, v + 50), 0.9, keypoints)
+
+
+class Scripted:
+    """A pose model that sees the head where the script says at each time (in the crop it is given, as the
+    real model does), and counts its runs."""
+
+    def __init__(self, image, calibration, profile, reach):
+        self.calibration, self.profile, self.reach = calibration, profile, reach
+        height, width = image.shape[:2]
+        self.crop = near_side_crop(calibration, PlayLineJudge(calibration, profile), profile,
+                                   PipelineConfig().pose_crop_margin_mm, (width, height))
+        self.t = 0.0
+        self.runs: list[float] = []
+
+    def __call__(self, image):
+        assert image.shape[:2] == (self.crop.y1 - self.crop.y0, self.crop.x1 - self.crop.x0)
+        self.runs.append(self.t)
+        beyond = self.reach(self.t)
+        return [] if beyond is None else [shifted(head_at(self.calibration, self.profile, beyond),
+                                                  -self.crop.x0, -self.crop.y0)]
+
+
+def settled(t):
+    return TableSettled(t=t, snapshot=Snapshot((BallSighting("red", Location(Place.GROUPED)),)))
+
+
+def watch_through(first_frame, reach, observations, seconds, config=PipelineConfig(), shade=None):
+    """Feed a PoseWatch `seconds` of 30 fps frames; `observations` maps frame index -> what vision saw then.
+
+    The pixels only matter to the watch's change test: a block in the crop is painted `shade(t)` (default:
+    white while the script has someone in view), left alone where it is None.
+    """
+    image, calibration, profile = first_frame
+    model = Scripted(image, calibration, profile, reach)
+    shade = shade or (lambda t: None if reach(t) is None else 255)
+    warnings = []
+    watch = PoseWatch(model, profile, config, lambda t, message: warnings.append((t, message)), lambda: "blue")
+    out = []
+    for i in range(round(seconds * FPS)):
+        t = i / FPS
+        model.t = t
+        frame = image.copy()
+        if shade(t) is not None:
+            frame[model.crop.y1 - 150:model.crop.y1, model.crop.x0 + 300:model.crop.x0 + 600] = shade(t)
+        out += watch.update(t, frame, calibration, [e(t) for e in observations.get(i, ())])
+    return out, warnings, model.runs
+
+
+def test_a_lean_before_vision_sees_the_ball_cross_is_called_on_that_shot(first_frame):
+    """The head is over the line at 1.5-1.8 s; vision sees the ball cross at 1.9 s (late, as it does):
+    the call is held, then emitted right after the shot_started, for its player, before the settle."""
+    lean = lambda t: 50.0 if 1.5 <= t < 1.8 else -100.0 if 1.0 <= t < 2.2 else None  # noqa: E731
+    out, warnings, _ = watch_through(first_frame, lean, {57: [lambda t: ShotStarted(t=t, player="red")],
+                                                         120: [settled]}, 5.0)
+    assert [e.TYPE for e in out] == ["shot_started", "play_line_crossing", "table_settled"]
+    crossing = out[1]
+    assert isinstance(crossing, PlayLineCrossing) and crossing.player == "red" and crossing.body_part == "head"
+    assert crossing.t == out[0].t and crossing.confidence == pytest.approx(0.9)
+    assert warnings == []
+
+
+def test_one_call_per_shot_and_a_lean_with_no_shot_goes_to_review(first_frame):
+    """The shooter never steps back. A lean in an open shot is called at once, and only once; the next shot
+    (naming no player: the engine's player to play, blue) is watched afresh; a lean with no shot (between
+    shots, or after the settle) is a review warning."""
+    def lean(t):
+        return 60.0 if 0.5 <= t < 1.5 or 4.0 <= t < 4.5 or 6.5 <= t < 7.0 or 8.0 <= t < 8.4 else -50.0
+
+    out, warnings, _ = watch_through(first_frame, lean, {
+        12: [lambda t: ShotStarted(t=t, player="red")], 90: [settled],
+        200: [lambda t: ShotStarted(t=t)], 230: [settled]}, 9.5)
+    crossings = [e for e in out if isinstance(e, PlayLineCrossing)]
+    assert [c.player for c in crossings] == ["red", "blue"]
+    assert 0.5 < crossings[0].t < 0.8 and crossings[1].t == pytest.approx(200 / FPS)
+    assert [message.split(" at ")[1][:5] for _, message in warnings] == ["4.13s", "8.13s"]
+    assert warnings[0][0] == pytest.approx(5.2, abs=0.05) and "head crossed the Play Line" in warnings[0][1]
+    assert "no shot seen; no call, please review" in warnings[0][1]
+    kinds = [e.TYPE for e in out]
+    assert kinds == ["shot_started", "play_line_crossing", "table_settled"] * 2
+
+
+def test_pose_runs_slowly_while_nobody_is_at_the_line_and_fast_in_a_release_window(first_frame):
+    """0-2 s someone moves about well behind the line: pose every `pose_interval_s`; 2-3 s nobody, nothing
+    changes: no pose at all; from 3 s the shooter is at the line: every other frame."""
+    config = PipelineConfig()
+    reach = lambda t: -400.0 if t < 2.0 else None if t < 3.0 else -100.0  # noqa: E731
+    shade = lambda t: (255 * (int(t * 4) % 2)) if t < 2.0 else None if t < 3.0 else 255  # noqa: E731
+    _, _, runs = watch_through(first_frame, reach, {}, 4.0, config, shade)
+    idle = [t for t in runs if t < 2.0]
+    assert len(idle) == 8 and np.allclose(np.diff(idle), config.pose_interval_s, atol=0.02)
+    assert len([t for t in runs if 2.0 <= t < 3.0]) <= 1  # one look finds the line empty, then none
+    armed = [t for t in runs if t >= 3.25]
+    assert np.allclose(np.diff(armed), 2 / FPS)  # every other frame at 30 fps
+
+
+def test_pose_looks_at_the_players_side_of_the_line(first_frame):
+    image, calibration, profile = first_frame
+    judge = PlayLineJudge(calibration, profile)
+    crop = near_side_crop(calibration, judge, profile, 300.0, (image.shape[1], image.shape[0]))
+    line_px = calibration.board_to_image(np.array(profile.play_line, float))
+    far_px = calibration.board_to_image(np.array([[320.0, profile.board.y_max]]))
+    assert crop.y1 == image.shape[0] and crop.y0 < line_px[:, 1].min() - 50  # the line, a margin, the player
+    assert crop.x0 <= line_px[:, 0].min() and crop.x1 >= line_px[:, 0].max()
+    assert far_px[0, 1] < crop.y0  # not the far end of the board
+    assert (crop.y1 - crop.y0) * (crop.x1 - crop.x0) < 0.5 * image.shape[0] * image.shape[1]
+
+
+def referee(sample, out, *options):
+    code = main(["run", str(SAMPLES / sample / "video.mp4"), "--game", "starcluster",
+                 "--session", str(SAMPLES / sample / "truth.json"), "--out", str(out), "--quiet", *options])
+    lines = lambda name: [json.loads(line) for line in (out / name).read_text().splitlines()]  # noqa: E731
+    return code, lines("events.jsonl"), lines("decisions.jsonl")
+
+
+def test_the_head_over_the_line_in_play_line_foul_voids_the_shot(tmp_path):
+    """The real pose model on the rendered sample: one crossing, by the shooter (red), the head, in shot 1."""
+    code, events, decisions = referee("play_line_foul", tmp_path)
+    assert code == 0
+    crossings = [e for e in events if e["type"] == "play_line_crossing"]
+    assert len(crossings) == 1 and crossings[0]["player"] == "red" and crossings[0]["body_part"] == "head"
+    kinds = [e["type"] for e in events]
+    at = kinds.index("play_line_crossing")
+    assert kinds[at - 1] == "shot_started" and events[at - 1]["player"] == "red" and "table_settled" in kinds[at:]
+    fouls = [d["summary"] for d in decisions if d.get("kind") == "foul"]
+    assert fouls == ["Play Line crossed: shot 1 by red is void, turn ends"]
+    assert json.loads((tmp_path / "result.json").read_text())["source"]["pose"] == "on"
+
+
+def test_a_shooter_who_stays_behind_the_line_is_never_called(tmp_path):
+    """out_of_balls_bank: three shots, the shooter's head comes to 30 mm short of the line each time."""
+    code, events, decisions = referee("out_of_balls_bank", tmp_path)
+    assert code == 0
+    assert not [e for e in events if e["type"] == "play_line_crossing"]
+    assert not [d for d in decisions if "Play Line" in d.get("message", d.get("summary", ""))]
+
+
+@pytest.fixture(scope="module")
+def short_clip(tmp_path_factory):
+    """The first second of play_line_foul (markers found, no shot yet), with its session."""
+    folder = tmp_path_factory.mktemp("short")
+    with VideoWriter(folder / "video.mp4", 1280, 720, FPS) as writer:
+        for frame in FileSource(SAMPLES / "play_line_foul/video.mp4").frames():
+            if frame.index == FPS:
+                break
+            writer.write(frame.image)
+    (folder / "truth.json").write_text((SAMPLES / "play_line_foul/truth.json").read_text())
+    return folder
+
+
+def test_without_the_pose_model_the_run_stops_with_one_clear_line(short_clip, tmp_path, capsys):
+    code = main(["run", str(short_clip / "video.mp4"), "--game", "starcluster", "--out", str(tmp_path), "--quiet",
+                 "--pose-model", str(tmp_path / "missing.onnx")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "missing.onnx is missing; build it with `make models`, or pass --no-pose" in err
+
+
+def test_no_pose_is_said_in_the_result_and_the_log(short_clip, tmp_path, capsys):
+    code = main(["run", str(short_clip / "video.mp4"), "--game", "starcluster", "--session",
+                 str(short_clip / "truth.json"), "--out", str(tmp_path), "--no-pose"])
+    assert code == 0
+    assert "Play Line fouls by the body are not watched" in capsys.readouterr().err
+    source = json.loads((tmp_path / "result.json").read_text())["source"]
+    assert source["pose"] == "off" and "Play Line fouls by the body are not watched" in source["warnings"][0]
+    first = json.loads((tmp_path / "decisions.jsonl").read_text().splitlines()[0])
+    assert first["type"] == "warning" and "not watched" in first["message"]
