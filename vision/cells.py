@@ -8,8 +8,9 @@ player's pixel count, divided by what one ball of that colour covers there,
 says how many of that player's balls lie in the place: 0, 1, or for a
 Piratenbillard space 2 or more (two balls of one colour in one space count as
 two). Balls anywhere else (grouped, play area, gutter, off the table) come
-from the detector's blobs mapped to their region. Each sighting carries a
-confidence: how far its count ratio lies from the nearest decision boundary.
+from the detector's blobs mapped to their region (Star Cluster Ball: none behind
+the Play Line). Each sighting carries a confidence: how far its count ratio lies
+from the nearest decision boundary.
 """
 
 from __future__ import annotations
@@ -123,8 +124,13 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
             if many and landed and n < before[(player, reading.at)]:
                 n, confidence = before[(player, reading.at)], config.kept_confidence
             balls += [BallSighting(player, reading.at, round(confidence, 3))] * n
+    profile = mapper.profile
+    # Star Cluster Ball: nothing behind the Play Line is read (the shooter's lips, skin and sleeve there read as
+    # red balls; the tracker does not look there either, docs/pipeline.md)
+    behind = max(profile.play_line[0][1], profile.play_line[1][1]) if isinstance(profile, StarClusterProfile) \
+        else -np.inf
     for ball in mapper.map(detector.detect(image)):
-        if ball.location.place in PLACES or ball.detection.colour not in detector.model.players:
+        if ball.location.place in PLACES or ball.detection.colour not in detector.model.players or ball.y < behind:
             continue
         balls.append(BallSighting(ball.detection.colour, ball.location, round(ball.detection.score, 3)))
     return Snapshot(tuple(balls))

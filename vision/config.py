@@ -22,6 +22,8 @@ class PipelineConfig:
     rest_speed_mm_s: float = 12.0  # a ball slower than this (median over the debounce window) may be at rest ...
     motion_speed_mm_s: float = 150.0  # faster than this = the table is in play again (a new settle will come)
     rest_debounce_ms: float = 400.0  # ... once it has stayed that slow this long; all at rest = settled
+    creep_speed_mm_s: float = 4.0  # a ball that moved and still drifts this fast (0 = off) is not at rest ...
+    creep_window_ms: float = 2000.0  # ... judged on up to this much of its track since it last moved fast
     stabilise: int = 1  # 1 = take camera shake out of ball positions by following the table's markers
     # tracking
     gate_mm: float = 45.0  # largest jump between prediction and detection for a rolling ball
@@ -75,6 +77,10 @@ class PipelineConfig:
     @property
     def rest_debounce_s(self) -> float:
         return self.rest_debounce_ms / 1000.0
+
+    @property
+    def creep_window_s(self) -> float:
+        return self.creep_window_ms / 1000.0
 
     @property
     def lost_s(self) -> float:

@@ -171,7 +171,7 @@ class Referee:
         update = self.tracker.update(frame.t, balls)
         if self.frame_log is not None:
             self.frame_log.write(frame.t, update.tracks, balls)
-        settle = self.settle.update(frame.t, update.tracks, hand)
+        settle = self.settle.update(frame.t, update.tracks, hand, self._shifts is not None and self._shifts.moving)
         events = self.shots.update(frame.t, update, settle, hand)
         start = self.times.add("track", start)
         if self.pose is not None:  # the Play Line call goes in among this frame's observations, before a settle
@@ -269,7 +269,15 @@ class Referee:
 
     def _read_settled(self, settle: Settle) -> Snapshot:
         assert self._image is not None and self._mapper is not None and self.detector is not None
-        return self.read_table(settle, self._image, self._mapper, self.detector, self._snapshot)
+        image = self._image
+        if self._stabiliser is not None and \
+                float(np.hypot(*self._stabiliser.shift_mm())) >= self.config.table_shift_mm:
+            # the table has moved (a shove): the places are read where it lies now, in the frame of the
+            # calibration (nearest pixels: the colours stay as seen); a shake of a pixel or two is left as is
+            height, width = image.shape[:2]
+            image = cv2.warpAffine(image, self._stabiliser.transform, (width, height), flags=cv2.INTER_NEAREST,
+                                   borderMode=cv2.BORDER_REPLICATE)
+        return self.read_table(settle, image, self._mapper, self.detector, self._snapshot)
 
     def _map_steadied(self, detections: list[Detection]) -> list[BoardBall]:
         """Detections mapped to the board with the camera shake taken out (`vision.stabilise`); the balls

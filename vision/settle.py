@@ -56,10 +56,29 @@ class HandWatch:
         self.watch = self.mask if foreground_polygon_px is None else self._fill(foreground_polygon_px) | self.mask
         r = max(ball_radius_px * self.scale, 1.0)
         self.min_area = config.hand_min_area_balls * np.pi * r * r
+        self.cut = self._cut(width, height)
+        x0, y0, x1, y1 = self.cut
+        self.mask, self.watch = self.mask[y0:y1, x0:x1].copy(), self.watch[y0:y1, x0:x1].copy()
         self._background: np.ndarray | None = None
         self.present = False
         self.area_px = 0
-        self.foreground = np.zeros((size[1], size[0]), np.uint8)  # 1 = inside a large changed blob
+        self.foreground = np.zeros((y1 - y0, x1 - x0), np.uint8)  # 1 = inside a large changed blob (within `cut`)
+
+    def _cut(self, width: int, height: int) -> tuple[int, int, int, int]:
+        """The part of the shrunk frame worth shrinking (x0, y0, x1, y1): the watched area and a margin of 4 px
+        (the blur reaches 2, the opening 1), so every watched pixel is the same as in the whole shrunk frame.
+        Only when the frame shrinks by a whole factor (1280 -> 320): then a shrunk pixel is the mean of its own
+        block, wherever the cut starts. Otherwise the whole frame."""
+        whole = (0, 0, self.size[0], self.size[1])
+        k = round(1 / self.scale)
+        if abs(k * self.scale - 1) > 1e-9 or width != k * self.size[0] or height != k * self.size[1]:
+            return whole
+        rows, cols = np.flatnonzero(self.watch.any(axis=1)), np.flatnonzero(self.watch.any(axis=0))
+        if not len(rows):
+            return whole
+        m = 4
+        return (max(int(cols[0]) - m, 0), max(int(rows[0]) - m, 0), min(int(cols[-1]) + 1 + m, self.size[0]),
+                min(int(rows[-1]) + 1 + m, self.size[1]))
 
     def _fill(self, polygon_px: np.ndarray) -> np.ndarray:
         mask = np.zeros((self.size[1], self.size[0]), np.uint8)
@@ -68,11 +87,17 @@ class HandWatch:
 
     def covers(self, u: float, v: float) -> bool:
         """Is full-frame pixel (u, v) on a large foreground blob (a hand or a person, not a ball)?"""
-        x, y = int(u * self.scale), int(v * self.scale)
-        return 0 <= y < self.size[1] and 0 <= x < self.size[0] and bool(self.foreground[y, x])
+        x, y = int(u * self.scale) - self.cut[0], int(v * self.scale) - self.cut[1]
+        return 0 <= y < self.foreground.shape[0] and 0 <= x < self.foreground.shape[1] and bool(self.foreground[y, x])
 
     def update(self, image: np.ndarray) -> bool:
-        small = cv2.GaussianBlur(cv2.resize(image, self.size, interpolation=cv2.INTER_AREA), (5, 5), 0)
+        x0, y0, x1, y1 = self.cut
+        if (x1 - x0, y1 - y0) == self.size:
+            shrunk = cv2.resize(image, self.size, interpolation=cv2.INTER_AREA)
+        else:
+            k = round(1 / self.scale)
+            shrunk = cv2.resize(image[y0 * k:y1 * k, x0 * k:x1 * k], (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA)
+        small = cv2.GaussianBlur(shrunk, (5, 5), 0)
         small = small.astype(np.float32)
         if self._background is None:
             self._background = small
@@ -81,8 +106,8 @@ class HandWatch:
         diff = cv2.max(cv2.max(diff[..., 0], diff[..., 1]), diff[..., 2])
         changed = cv2.bitwise_and((diff > self.config.hand_diff_grey).astype(np.uint8), self.watch)
         changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        count, comp, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
-        big = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= self.min_area) + 1
+        count, comp = cv2.connectedComponents(changed, connectivity=8, ltype=cv2.CV_32S)
+        big = np.flatnonzero(_areas(comp, changed, count)[1:] >= self.min_area) + 1
         self.foreground = np.isin(comp, big).astype(np.uint8) if len(big) else np.zeros_like(changed)
         self.area_px = self._largest(changed & self.mask)
         self.present = self.area_px >= self.min_area
@@ -96,8 +121,14 @@ class HandWatch:
 
     @staticmethod
     def _largest(binary: np.ndarray) -> int:
-        count, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
-        return int(stats[1:, cv2.CC_STAT_AREA].max()) if count > 1 else 0
+        count, comp = cv2.connectedComponents(binary, connectivity=8, ltype=cv2.CV_32S)
+        return int(_areas(comp, binary, count)[1:].max()) if count > 1 else 0
+
+
+def _areas(comp: np.ndarray, binary: np.ndarray, count: int) -> np.ndarray:
+    """Pixels per component (OpenCV's CC_STAT_AREA, 0 for the background), counted over the set pixels only:
+    OpenCV's full statistics cost several times the labelling."""
+    return np.bincount(comp[binary > 0], minlength=count)
 
 
 class SettleWatch:
@@ -108,7 +139,10 @@ class SettleWatch:
         self._armed = True  # the table has not been reported settled since the last motion
         self._start: float | None = None
 
-    def update(self, t: float, tracks: tuple[Track, ...], hand: bool) -> Settle | None:
+    def update(self, t: float, tracks: tuple[Track, ...], hand: bool, table_moving: bool = False) -> Settle | None:
+        """`table_moving`: the table's markers have left where they lay and the movement is not yet called
+        (`vision.stabilise.ShiftWatch.moving`); the settle waits for that call, so a shove during a shot is
+        reported before the shot's settle and charged to its shooter."""
         if self._start is None:
             self._start = t
         visible = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
@@ -119,8 +153,8 @@ class SettleWatch:
             self._armed = True  # real motion (well above the rest speed, so jitter does not count)
         if any(not tr.at_rest for tr in visible) or lost_moving:
             return None
-        if hand or not self._armed or t - self._start < self.config.rest_debounce_s:
-            return None  # a hand is over the table, nothing moved, or the balls are still being found
+        if hand or table_moving or not self._armed or t - self._start < self.config.rest_debounce_s:
+            return None  # a hand is over the table, it is being moved, nothing moved, or balls are being found
         self._armed = False
         confidence = min((tr.confidence for tr in visible), default=1.0)
         return Settle(t, tuple(visible), confidence, tuple(tr for tr in tracks if tr.state is TrackState.LOST))

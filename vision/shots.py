@@ -64,6 +64,7 @@ class ShotSegmenter:
         self.warnings: list[str] = []  # things a person should look at; the pipeline reports them
         self._below: dict[int, bool] = {}  # Star Cluster Ball: track seen below the Play Line
         self._origin: dict[int, bool] = {}  # Star Cluster Ball: track first seen near or below the Play Line
+        self._unseen_launch: set[int] = set()  # ... or first held rolling up the board fast, no shot open
         self._rest: dict[int, Track] = {}  # Piratenbillard: the track as it last lay at rest in a space
         self._struck: set[int] = set()  # lost resting tracks whose ball was seen again elsewhere (struck)
         self._shot_open = False
@@ -104,7 +105,17 @@ class ShotSegmenter:
             # having come from below it; first seen means first detected, not first confirmed (a fast
             # ball is hundreds of mm further by then)
             first_y = tr.born_at[1] if tr.born_at is not None else tr.y
-            origin = self._origin.setdefault(tr.id, first_y < line_y + self.config.launch_zone_mm)
+            if tr.id not in self._origin:
+                near = first_y < line_y + self.config.launch_zone_mm
+                # a ball already rolling up the board fast when its track is confirmed, with no shot open, was
+                # launched too: a hard-thrown ball outruns a newborn track's gate and motion blur drops it from
+                # frames, so the first track that holds it can start far beyond the launch zone. Its launch was
+                # not seen (it may be a ball knocked on by one that was not seen either): the shot is the
+                # player to play's, as for a ball moved out of sight
+                if not near and not self._shot_open and tr.vy > self.config.motion_speed_mm_s:
+                    self._unseen_launch.add(tr.id)
+                self._origin[tr.id] = near or tr.id in self._unseen_launch
+            origin = self._origin[tr.id]
             seen_below = self._below.get(tr.id)
             # a ball never seen below the line must be rolling for real (not a resting ball found again
             # after a hand hid it, whose young filter velocity is jitter)
@@ -115,7 +126,7 @@ class ShotSegmenter:
                 self._below[tr.id] = False
                 if not self._shot_open:  # one ball per shot: a second crossing (a hand, a rebound) is no new shot
                     self._shot_open = True
-                    events.append(ShotStarted(t=t, player=tr.colour))
+                    events.append(ShotStarted(t=t, player=None if tr.id in self._unseen_launch else tr.colour))
         return events
 
     def _moved_out_of_sight(self, t: float, tracks: tuple[Track, ...], profile: StarClusterProfile) -> list[Event]:
@@ -182,6 +193,7 @@ class ShotSegmenter:
         for tr in ended:
             self._below.pop(tr.id, None)
             self._origin.pop(tr.id, None)
+            self._unseen_launch.discard(tr.id)
             rest = self._rest.pop(tr.id, None)
             lost_in_shot = self._lost_in_shot.pop(tr.id, False)
             if tr.id in self._struck:  # its strike was called when it reappeared rolling

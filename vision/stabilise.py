@@ -53,16 +53,17 @@ class TableStabiliser:
         self.found = 0
         self.calibration = calibration
         self._centres = np.array([[x0 + p.shape[1] / 2, y0 + p.shape[0] / 2] for p, x0, y0 in self._patches], float)
+        self._centres_mm = calibration.image_to_board(self._centres) if len(self._centres) else np.zeros((0, 2))
 
     def update(self, image: np.ndarray) -> np.ndarray:
         """Find the markers in this frame; returns (and keeps) the current -> reference transform."""
-        grey = _grey(image)
         s = self.config.search_px
         ref, cur = [], []
         for patch, x0, y0 in self._patches:
             ph, pw = patch.shape
             xi, yi = int(x0), int(y0)
-            window = grey[yi - s:yi + ph + s, xi - s:xi + pw + s]
+            # only the search windows are turned grey (the same pixels as a grey frame, a fraction of the work)
+            window = _grey(image[yi - s:yi + ph + s, xi - s:xi + pw + s])
             score = cv2.matchTemplate(window, patch, cv2.TM_CCOEFF_NORMED)
             _, best, _, (bx, by) = cv2.minMaxLoc(score)
             if best < self.config.min_score:
@@ -92,7 +93,7 @@ class TableStabiliser:
             return np.zeros(2)
         a = np.vstack([self.transform, [0.0, 0.0, 1.0]])
         now = cv2.transform(self._centres[None], np.linalg.inv(a)[:2])[0]
-        return np.median(self.calibration.image_to_board(now) - self.calibration.image_to_board(self._centres), axis=0)
+        return np.median(self.calibration.image_to_board(now) - self._centres_mm, axis=0)
 
     def steady(self, u: float, v: float) -> tuple[float, float]:
         """A pixel of the current frame -> where it lies in the reference frame."""
@@ -125,6 +126,9 @@ class ShiftWatch:
         self._samples: list[tuple[float, np.ndarray]] = []
         self._baseline: np.ndarray | None = None
         self._last_check: float | None = None
+        self.moving = False  # the markers' last few frames lie off the baseline: a movement may be coming
+
+    RECENT_S = 0.25  # how much of the shift `moving` looks at (a shake of a pixel or two averages out)
 
     def update(self, t: float, shift_mm: np.ndarray) -> float | None:
         """Feed one frame's shift; returns the size (mm) of a movement found at this frame, else None."""
@@ -133,9 +137,13 @@ class ShiftWatch:
             self._samples.pop(0)
         if self._last_check is None:
             self._last_check = t
+        if self._baseline is not None and not self.moving:
+            recent = np.median(np.array([s for ts, s in self._samples if ts >= t - self.RECENT_S]), axis=0)
+            self.moving = float(np.hypot(*(recent - self._baseline))) > self.threshold_mm
         if t - self._last_check < self.interval_s:
             return None
         self._last_check = t
+        self.moving = False  # this check calls it, either way
         now = np.median(np.array([s for _, s in self._samples]), axis=0)
         if self._baseline is None:
             self._baseline = now

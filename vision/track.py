@@ -43,6 +43,9 @@ class _Filter:
     state: TrackState = TrackState.TENTATIVE
     born_t: float = 0.0
     window: deque = field(default_factory=deque)  # (t, x, y) measurements of the last debounce time (>= 2)
+    history: deque = field(default_factory=deque)  # (t, x, y) measurements since fast_t, of the last creep window
+    fast_t: float = float("-inf")  # when the filtered speed was last over motion_speed_mm_s
+    settling: bool = False  # moved fast since the creep test last passed on a full window
     at_rest: bool = False
     location: Location | None = None
     confidence: float = 1.0
@@ -140,7 +143,53 @@ class Tracker:
         track.window.append((t, ball.x, ball.y))
         while len(track.window) > 2 and track.window[0][0] < t - self.config.rest_debounce_s - 1e-6:
             track.window.popleft()
-        track.at_rest = self._window_at_rest(track, t)
+        if track.speed > self.config.motion_speed_mm_s:
+            track.fast_t, track.settling = t, True
+            track.history.clear()
+        track.history.append((t, ball.x, ball.y))
+        while track.history and track.history[0][0] < t - self.config.creep_window_s - 1e-6:
+            track.history.popleft()
+        # at rest: slow for the whole debounce time since it was last fast (the window's medians can straddle
+        # a bounce), still over the window, and not drifting one way
+        track.at_rest = (t - track.fast_t >= self.config.rest_debounce_s - 1e-6 and self._window_at_rest(track, t)
+                         and not self._creeping(track))
+
+    def _creeping(self, track: _Filter) -> bool:
+        """A ball that moved and still drifts one way: the trend of its position since it was last fast.
+
+        A failed Star Cluster ball rolls back to the Play Line and creeps along it at 3-14 mm/s for seconds,
+        under the rest speed, which the debounce window cannot tell from a resting ball's jitter. Over a longer
+        stretch it can: the median slope between the medians of half-debounce segments (Theil-Sen: a steady
+        drift moves every pair, a ball that bounced once and stopped moves few). The bar is
+        `creep_speed_mm_s` on a full `creep_window_ms`, raised as span^-1.5 (the noise of such a slope) on a
+        shorter stretch, so a ball that stopped dead is not held. Only a ball that has moved fast since the
+        test last passed on a full window is tested: one lying still all along is judged by the window alone.
+        """
+        cfg = self.config
+        if cfg.creep_speed_mm_s <= 0 or not track.settling or len(track.history) < 4:
+            return False
+        samples = np.array(track.history)
+        span = float(samples[-1, 0] - samples[0, 0])
+        if span < cfg.rest_debounce_s:
+            return False  # too short to tell from jitter: the debounce window decides
+        seg = cfg.rest_debounce_s / 2
+        index = np.floor((samples[-1, 0] - samples[:, 0]) / seg).astype(int)
+        times, points = [], []
+        for k in np.unique(index):
+            part = samples[index == k]
+            times.append(float(np.median(part[:, 0])))
+            points.append(np.median(part[:, 1:], axis=0))
+        if len(times) < 3:
+            return False
+        ts, pts = np.asarray(times), np.asarray(points)
+        i, j = np.triu_indices(len(ts), 1)
+        slope = np.median((pts[j] - pts[i]) / (ts[j] - ts[i])[:, None], axis=0)  # Theil-Sen: a bounce is no drift
+        speed = float(np.hypot(*slope))
+        full = span >= cfg.creep_window_s - seg
+        bar = cfg.creep_speed_mm_s * max(1.0, cfg.creep_window_s / span) ** 1.5
+        if speed < bar and full:
+            track.settling = False  # proven still on a full window: back to the debounce test alone
+        return speed >= bar
 
     def _window_at_rest(self, track: _Filter, t: float) -> bool:
         """Median position of the window's newer half vs its older half: slower than the rest speed?"""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -17,6 +18,7 @@ from simulation.render import Renderer
 from simulation.starcluster import simulate_starcluster
 from simulation.trajectory import BallPose, HandPose
 from vision.detect import DETECTORS, make_detector
+from vision.detect.colour import _components
 from vision.mapping import BoardMapper
 
 SEATS = {"red": 0, "blue": 2}
@@ -137,3 +139,69 @@ def test_a_glass_ball_on_a_dark_gutter_is_one_ball():
     tp, wrong, errs, false = _match(truth, detector.detect(image))
     assert tp == len(gutters) and wrong == 0 and max(errs) < MAX_ERROR_PX
     assert not [d for d in false if d.score >= 0.5]
+
+
+def test_the_24_bit_lookup_classifies_every_pixel_as_the_colour_model(pirate):
+    """The detector labels a frame through one lookup a pixel (`bgr_label_table`): the same labels as the
+    colour model's Lab conversion, quantisation and lightness gate, on a whole rendered frame."""
+    _, match, renderer, _, detector = pirate
+    image, _ = renderer.render(match.frames[len(match.frames) // 2])
+    assert np.array_equal(detector._classify(image), detector.model.classify(image))
+    assert np.array_equal(detector._classify(image[100:300, 200:700]), detector.model.classify(image[100:300, 200:700]))
+
+
+def test_the_blob_statistics_are_opencvs(pirate):
+    """`_components` sums the statistics over the set pixels only; they are OpenCV's, component by component."""
+    _, match, renderer, _, detector = pirate
+    image, _ = renderer.render(match.frames[len(match.frames) // 2])
+    labels = detector.model.classify(image)
+    for label in range(1, len(detector.model.players) + 1):
+        binary = ((labels == label) * 255).astype(np.uint8)
+        count, comp, stats, centroids = _components(binary)
+        ref_count, ref_comp, ref_stats, ref_centroids = cv2.connectedComponentsWithStats(binary, connectivity=8)
+        assert count == ref_count > 2
+        # the same components (numbered alike or not): match them by their pixels
+        pairs = {(int(a), int(b)) for a, b in zip(comp[binary > 0], ref_comp[binary > 0])}
+        assert len(pairs) == count - 1 == len({a for a, _ in pairs}) == len({b for _, b in pairs})
+        for a, b in pairs:
+            assert np.array_equal(stats[a], ref_stats[b])
+            assert np.allclose(centroids[a], ref_centroids[b], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("game", ["piratenbillard", "starcluster"])
+def test_a_mask_cuts_the_search_to_its_box_and_a_changed_mask_is_taken(game, pirate):
+    """Only the bounding box of table mask x `mask` is classified (Star Cluster: the board beyond the Play
+    Line, at full resolution; Piratenbillard: shrunk first). The cut is kept while an equal mask comes, and
+    remade when it changes, in place or not."""
+    if game == "piratenbillard":
+        _, match, renderer, _, detector = pirate
+        frame = match.frames[0]
+    else:
+        profile = load_profile("starcluster")
+        match = simulate_starcluster(profile, 3, "chain_grand_slam")
+        renderer = Renderer(profile, make_camera(profile, "behind_play_line", 1280, 720), Realism.moderate(),
+                            match.fps, 3)
+        first, _ = renderer.render(match.frames[0])
+        mapper = BoardMapper(calibrate_markers(first, profile), profile)
+        detector = make_detector("color", first, mapper, ["red", "blue"])
+        frame = next(f for f in match.frames if f.hand is None and sum(b.on_table for b in f.balls) >= 4
+                     and not any(b.moving for b in f.balls))
+    image, truth = renderer.render(frame)
+    h, w = image.shape[:2]
+    whole = sorted(detector.detect(image), key=lambda d: (d.u, d.v))
+    assert len(whole) >= 4
+    cut = int(np.median([d.u for d in whole]))
+    left = np.zeros((h, w), np.uint8)
+    left[:, :cut] = 255
+    found = sorted(detector.detect(image, left), key=lambda d: (d.u, d.v))
+    assert detector._keep_key[2][2] < detector.size[0]  # the cut ends where the mask does, not at the table's edge
+    margin = max(d.radius_px for d in whole)
+    inside = [d for d in whole if d.u < cut - margin]
+    assert inside and all(d.u < cut + 1 for d in found)
+    assert [d for d in found if d.u < cut - margin] == [d for d in inside]
+    assert sorted(detector.detect(image, left.copy()), key=lambda d: (d.u, d.v)) == found  # an equal mask: the same cut
+    left[:] = 0
+    left[:, cut:] = 255  # changed in place
+    right = detector.detect(image, left)
+    assert right and all(d.u > cut - 1 for d in right)
+    assert sorted(detector.detect(image), key=lambda d: (d.u, d.v)) == whole

@@ -92,3 +92,30 @@ def test_hand_watch_marks_the_hand_as_foreground_for_the_detector(hand_frames):
     assert hand_hits and ball_hits
     assert sum(hand_hits) >= 0.7 * len(hand_hits)
     assert not any(ball_hits)
+
+
+def test_hand_watch_shrinks_only_the_watched_part_and_sees_the_same(hand_frames, monkeypatch):
+    """The frame shrinks by a whole factor here (640 -> 320), so only the watched area and a margin are shrunk
+    (`HandWatch.cut`); every watched pixel, the hand flag, its area and `covers` are those of the whole frame."""
+    profile, camera, frames = hand_frames
+    grid = profile.grid
+    corners = np.array([[grid.x_min, grid.y_min, 0], [grid.x_max, grid.y_min, 0], [grid.x_max, grid.y_max, 0],
+                        [grid.x_min, grid.y_max, 0]])
+    polygon = camera.project(corners)[0]
+    radius = float(np.median([b.r_px for b in frames[0][1].balls]))
+    size = (camera.width, camera.height)
+    watch = HandWatch(PipelineConfig(), polygon, size, radius)
+    x0, y0, x1, y1 = watch.cut
+    assert (x1 - x0) * (y1 - y0) < 0.9 * watch.size[0] * watch.size[1]
+    monkeypatch.setattr(HandWatch, "_cut", lambda self, w, h: (0, 0, self.size[0], self.size[1]))
+    whole = HandWatch(PipelineConfig(), polygon, size, radius)
+    hands = 0
+    for image, truth in frames:
+        assert watch.update(image) == whole.update(image)
+        assert watch.area_px == whole.area_px
+        assert np.array_equal(watch.foreground, whole.foreground[y0:y1, x0:x1])
+        assert whole.foreground.sum() == watch.foreground.sum()
+        hands += watch.present
+        points = [(b.u, b.v) for b in truth.balls] + ([truth.hand_px] if truth.hand_px is not None else [])
+        assert [watch.covers(u, v) for u, v in points] == [whole.covers(u, v) for u, v in points]
+    assert hands

@@ -38,7 +38,8 @@ def test_star_cluster_shot_starts_when_a_ball_crosses_the_play_line_upwards():
 
 def test_a_fast_ball_first_confirmed_far_past_the_line_is_a_shot_if_it_was_first_seen_near_it():
     """A ball thrown hard is 200 mm further on by the time its track is confirmed: where it was first
-    detected decides; a resting ball found again after a hand hid it (slow, jittery) is no shot."""
+    detected decides; a resting ball found again after a hand hid it (slow, jittery) is no shot. One first
+    held beyond the launch zone, already rolling up fast, is a launch only when no shot is open."""
     from dataclasses import replace
     line = SC.play_line[0][1]
     shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
@@ -47,9 +48,18 @@ def test_a_fast_ball_first_confirmed_far_past_the_line_is_a_shot_if_it_was_first
     fast = replace(tr(1, 300, line + 450, vy=1200), born_at=(300, line + 190))
     (event,) = shots.update(1.0, up(fast), None, False)
     assert isinstance(event, ShotStarted) and event.player == "red"
+    # first held far past the launch zone: while a shot is open it is a ball knocked on, no new shot
+    assert shots.update(1.1, up(fast, replace(tr(2, 300, line + 650, vy=1200), born_at=(300, line + 600))),
+                        None, False) == []
+    # with none open, a ball already rolling up the board that fast was launched unseen (a hard throw under
+    # motion blur outruns a newborn track): a shot, by the player to play (its colour may be a knocked ball's)
     shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
     far = replace(tr(2, 300, line + 650, vy=1200), born_at=(300, line + 600))
-    assert shots.update(1.0, up(far), None, False) == []
+    (event,) = shots.update(1.0, up(far), None, False)
+    assert isinstance(event, ShotStarted) and event.player is None
+    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    slow = replace(tr(4, 300, line + 650, vy=100), born_at=(300, line + 600))
+    assert shots.update(1.0, up(slow), None, False) == []  # not rolling for real: a resting ball found again
 
 
 def test_settle_gives_the_snapshot_and_a_lifted_resting_ball_is_a_lift():

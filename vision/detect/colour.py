@@ -2,8 +2,10 @@
 
 Per frame: crop to the table's bounding box, shrink so the smallest ball is
 about `analysis_radius_px` across (the classification cost scales with the
-pixels), label every pixel through the colour model's lookup table, keep the
-table mask, then per colour take connected components. The expected ball
+pixels), cut to the bounding box of the table mask and the caller's mask, label
+every pixel through a 24-bit BGR lookup table made from the colour model's
+(`bgr_label_table`: the same labels, one lookup a pixel), keep the table mask,
+then per colour take connected components within the box of its pixels. The expected ball
 radius at each pixel comes from the calibration (the apparent size of a ball
 resting there), so a blob is accepted only if its area fits one ball or a few
 touching ones; touching balls of one colour are split at the peaks of the
@@ -21,7 +23,7 @@ import numpy as np
 
 from calibration.profile import PiratenbillardProfile
 from rules.errors import InputError
-from vision.detect.colour_model import UNKNOWN, ColourModel, ColourModelConfig, learn_model
+from vision.detect.colour_model import UNKNOWN, ColourModel, ColourModelConfig, bgr_label_table, learn_model
 from vision.mapping import BoardMapper
 from vision.types import Detection
 
@@ -68,6 +70,11 @@ class ColourDetector:
         local = (poly - [bx0, by0]) * self.scale
         cv2.fillConvexPoly(mask, np.round(local * 16).astype(np.int32), 255, cv2.LINE_8, 4)
         self.table_mask = mask
+        # every 24-bit BGR colour -> its label, the lightness gate included: one lookup a pixel per frame
+        self._bgr_labels = bgr_label_table(model)
+        self._labels = [*range(1, len(model.players) + 1), UNKNOWN]
+        self._keep_key: tuple | None = None  # (mask cut it was made from, keep mask, its box): see `_keep`
+        self._closings: dict[int, np.ndarray] = {}
 
     @classmethod
     def learn(cls, image: np.ndarray, mapper: BoardMapper, players: Sequence[str],
@@ -114,49 +121,83 @@ class ColourDetector:
     def detect(self, image: np.ndarray, mask: np.ndarray | None = None) -> list[Detection]:
         """Balls in a BGR frame; `mask` (uint8, 255 = look here, full frame size) narrows the table mask."""
         bx0, by0, bx1, by1 = self.box
-        crop = image[by0:by1, bx0:bx1]
-        small = crop if self.scale == 1.0 else cv2.resize(crop, self.size, interpolation=cv2.INTER_AREA)
-        index, valid = self.model.bin_index(small)
-        labels = self.model.labels[index]
-        keep = valid & (self.table_mask > 0)
-        if mask is not None:
-            m = mask[by0:by1, bx0:bx1]
-            m = m if self.scale == 1.0 else cv2.resize(m, self.size, interpolation=cv2.INTER_NEAREST)
-            keep &= m > 0
-        labels[~keep] = 0
+        keep, (sx0, sy0, sx1, sy1) = self._keep(mask)
+        if keep is None:
+            return []
+        if self.scale == 1.0:  # only the looked-at part of the box is classified
+            small = image[by0 + sy0:by0 + sy1, bx0 + sx0:bx0 + sx1]
+        else:  # shrink the whole box (so the pixels are those of the full box), then cut
+            small = cv2.resize(image[by0:by1, bx0:bx1], self.size, interpolation=cv2.INTER_AREA)[sy0:sy1, sx0:sx1]
+        labels = cv2.bitwise_and(self._classify(small), keep)
         out: list[Detection] = []
-        for label in np.unique(labels):
-            if label == 0:
-                continue
-            out += self._blobs(labels == label, int(label), index, image)
+        for label in self._labels:  # in label order, as np.unique gave them
+            binary = cv2.compare(labels, label, cv2.CMP_EQ)
+            x, y, w, h = cv2.boundingRect(binary)  # of its pixels: the components are found within it
+            if w and h:
+                out += self._blobs(binary[y:y + h, x:x + w], label, small[y:y + h, x:x + w], image, sx0 + x, sy0 + y)
         return out
 
-    def _blobs(self, binary: np.ndarray, label: int, index: np.ndarray, image: np.ndarray) -> list[Detection]:
+    def _classify(self, bgr: np.ndarray) -> np.ndarray:
+        """Labels of a BGR uint8 image through the 24-bit lookup table (the same as `ColourModel.classify`)."""
+        packed = cv2.cvtColor(bgr, cv2.COLOR_BGR2BGRA).view(np.uint32)[..., 0]
+        packed &= 0xFFFFFF
+        return np.take(self._bgr_labels, packed)
+
+    def _keep(self, mask: np.ndarray | None) -> tuple[np.ndarray | None, tuple[int, int, int, int]]:
+        """The table mask (analysis scale) narrowed by `mask` (full frame), cut to its bounding box, as 0 / 255,
+        and that box; None when nothing is left. Kept while the caller passes an equal mask (the pipeline
+        passes the same one every frame)."""
+        bx0, by0, bx1, by1 = self.box
+        m = None if mask is None else mask[by0:by1, bx0:bx1]
+        if self._keep_key is not None and ((m is None and self._keep_key[0] is None) or (
+                m is not None and self._keep_key[0] is not None and m.shape == self._keep_key[0].shape
+                and np.array_equal(m, self._keep_key[0]))):
+            return self._keep_key[1], self._keep_key[2]
+        keep = self.table_mask > 0
+        if m is not None:
+            ms = m if self.scale == 1.0 else cv2.resize(m, self.size, interpolation=cv2.INTER_NEAREST)
+            keep &= ms > 0
+        rows, cols = np.flatnonzero(keep.any(axis=1)), np.flatnonzero(keep.any(axis=0))
+        if not len(rows):
+            cut, sub = None, (0, 0, 0, 0)
+        else:
+            sub = (int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1)
+            cut = np.ascontiguousarray(keep[sub[1]:sub[3], sub[0]:sub[2]]).astype(np.uint8) * 255
+        self._keep_key = (None if m is None else m.copy(), cut, sub)
+        return cut, sub
+
+    def _blobs(self, binary: np.ndarray, label: int, small: np.ndarray, image: np.ndarray,
+               sx0: int, sy0: int) -> list[Detection]:
+        """Balls among the pixels of one label; `binary` and `small` are cut at (sx0, sy0) of the analysis box."""
         cfg = self.config
         fill = self.model.fill[label - 1] if label != UNKNOWN else float(np.mean(self.model.fill))
-        binary = binary.astype(np.uint8)
-        count, comp, stats, centroids = cv2.connectedComponentsWithStats(binary, connectivity=8)
+        count, comp, stats, centroids = _components(binary)
+        if count <= 1:
+            return []
+        # the cheap tests first, on all components at once: area against the expected ball area, streaks
+        cxs, cys = centroids[1:, 0] + sx0, centroids[1:, 1] + sy0
+        r_all = self.radius[np.minimum(cys.astype(int), self.size[1] - 1),
+                            np.minimum(cxs.astype(int), self.size[0] - 1)].astype(np.float64)
+        n_all = stats[1:, cv2.CC_STAT_AREA] / (fill * np.pi * r_all * r_all)
+        ok = (n_all >= cfg.min_area) & (n_all <= cfg.max_balls_per_blob + 0.5) \
+            & (np.maximum(stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT])
+               <= (2 * cfg.max_balls_per_blob + 1) * r_all)
         found: list[Detection] = []
-        for k in range(1, count):
-            area = stats[k, cv2.CC_STAT_AREA]
+        for k in np.flatnonzero(ok) + 1:
             cx, cy = centroids[k]
-            r = float(self.radius[min(int(cy), self.size[1] - 1), min(int(cx), self.size[0] - 1)])
-            expected = fill * np.pi * r * r
-            n = area / expected
-            if n < cfg.min_area or n > cfg.max_balls_per_blob + 0.5:
-                continue
+            r = float(r_all[k - 1])
+            n = n_all[k - 1]
             x, y, w, h = stats[k, :4]
-            if max(w, h) > (2 * cfg.max_balls_per_blob + 1) * r:
-                continue  # a long thin streak: a painted line or an edge, not balls
             sub = comp[y:y + h, x:x + w] == k
-            posterior = float(self.model.posterior[index[y:y + h, x:x + w][sub]].mean())
+            index, _ = self.model.bin_index(small[y:y + h, x:x + w])
+            posterior = float(self.model.posterior[index[sub]].mean())
             # a ball whose whole disc reads as its colour (on a dark gutter, say) covers 1/fill expected areas,
             # more than 1.6: it is split only when the blob does not fit in one ball's circle
             several = n > 1.6 and not _one_disc(sub, r, cfg.one_ball_radius)
             centres = self._split(sub, r, n) if several else [(cx - x, cy - y)]
             share = min(1.0, n / len(centres))
             for px, py in centres:
-                u, v = self._to_full(px + x, py + y)
+                u, v = self._to_full(px + x + sx0, py + y + sy0)
                 radius = r / self.scale
                 if cfg.refine and len(centres) == 1:
                     u, v = self._refine(image, u, v, radius, label)
@@ -201,22 +242,46 @@ class ColourDetector:
             return u, v
         h, w = image.shape[:2]
         size = max(3, int(round(r)) | 1)
-        closing = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
+        closing = self._closings.get(size)
+        if closing is None:
+            closing = self._closings[size] = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
         for _ in range(2):
             half = int(np.ceil(1.2 * r))
             x0, y0 = max(int(round(u)) - half, 0), max(int(round(v)) - half, 0)
             x1, y1 = min(int(round(u)) + half + 1, w), min(int(round(v)) + half + 1, h)
             if x1 <= x0 or y1 <= y0:
                 return u, v
-            labels = self.model.classify(image[y0:y1, x0:x1])
-            ys, xs = np.mgrid[y0:y1, x0:x1]
+            labels = self._classify(image[y0:y1, x0:x1])
+            xs = np.arange(x0, x1, dtype=np.int64)
+            ys = np.arange(y0, y1, dtype=np.int64)[:, None]
             near = (xs - u) ** 2 + (ys - v) ** 2 <= (1.2 * r) ** 2
             hit = (labels == label) & near
             if np.count_nonzero(hit) < 0.2 * np.pi * r * r * 0.3:
                 return u, v
-            hit = cv2.morphologyEx(hit.astype(np.uint8), cv2.MORPH_CLOSE, closing).astype(bool) & near
-            u, v = float(xs[hit].mean()), float(ys[hit].mean())
+            hit = cv2.morphologyEx(hit.view(np.uint8), cv2.MORPH_CLOSE, closing).view(bool) & near
+            # the mean pixel position of the hits: sums of whole numbers, exact, as `xs[hit].mean()` gave it
+            m = cv2.moments(hit.view(np.uint8), binaryImage=True)
+            u, v = (m["m10"] + x0 * m["m00"]) / m["m00"], (m["m01"] + y0 * m["m00"]) / m["m00"]
         return u, v
+
+
+def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """`cv2.connectedComponentsWithStats(binary, connectivity=8)`, the statistics summed over the set pixels
+    only: the same numbers (whole-number sums, one division), at a fraction of the cost on a sparse mask."""
+    count, comp = cv2.connectedComponents(binary, connectivity=8, ltype=cv2.CV_32S)
+    ys, xs = np.nonzero(binary)
+    ids = comp[ys, xs]
+    area = np.bincount(ids, minlength=count)
+    x0, y0 = np.full(count, binary.shape[1], np.int64), np.full(count, binary.shape[0], np.int64)
+    x1, y1 = np.full(count, -1, np.int64), np.full(count, -1, np.int64)
+    np.minimum.at(x0, ids, xs)
+    np.minimum.at(y0, ids, ys)
+    np.maximum.at(x1, ids, xs)
+    np.maximum.at(y1, ids, ys)
+    stats = np.column_stack([x0, y0, x1 - x0 + 1, y1 - y0 + 1, area]).astype(np.int32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centroids = np.column_stack([np.bincount(ids, xs, count), np.bincount(ids, ys, count)]) / area[:, None]
+    return count, comp, stats, centroids
 
 
 def _one_disc(sub: np.ndarray, r: float, limit: float) -> bool:

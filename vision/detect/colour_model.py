@@ -275,3 +275,21 @@ def _with_fill(model: ColourModel, lab: np.ndarray, known_px: Mapping[str, Seque
             values.append(np.count_nonzero((one > 0) & (labels == i + 1)) / area)
         fills.append(float(np.clip(np.median(values), 0.2, 1.0)) if values else model.fill[i])
     return replace(model, fill=tuple(fills))
+
+
+def bgr_label_table(model: ColourModel) -> np.ndarray:
+    """`model.classify` for every 24-bit colour: (2**24,) uint8 labels indexed by b | g << 8 | r << 16.
+
+    Built once per detector (about 0.3 s, 16 MB) in slices of 16 red values, so a frame is classified by one
+    lookup a pixel instead of a CIELAB conversion, a quantisation and a lookup (measured 1 ms against 7 ms
+    on a 790x540 crop). It gives exactly the labels `classify` gives: the same conversion, pixel by pixel.
+    """
+    table = np.empty(1 << 24, np.uint8)
+    low = np.arange(1 << 16, dtype=np.uint32)
+    b, g = (low & 0xFF).astype(np.uint8), (low >> 8).astype(np.uint8)
+    step = 16
+    for r0 in range(0, 256, step):
+        r = np.repeat(np.arange(r0, r0 + step, dtype=np.uint8), 1 << 16)
+        bgr = np.stack([np.tile(b, step), np.tile(g, step), r], axis=-1)[None]
+        table[r0 << 16:(r0 + step) << 16] = model.classify(bgr)[0]
+    return table
