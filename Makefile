@@ -42,11 +42,21 @@ $(CHROMIUM):
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation
 
 SAMPLE := sample_videos/starcluster/full_game
+REFEREED := sample_videos/starcluster/chain_grand_slam
+RUN := $(OUT)/run
 
 demo: $(STAMP) $(POSE_MODEL)
 	$(BIN)/referee replay examples/starcluster_full_game.jsonl --game starcluster --out $(OUT)
 	$(BIN)/referee calibrate $(SAMPLE)/video.mp4 --profile starcluster --out $(OUT)/calibration.json --preview $(OUT)/calibration.png
-	@echo "Demo outputs in $(OUT)/: score_sheet.txt and result.json (replayed game), calibration.json and calibration.png ($(SAMPLE)/video.mp4)"
+	$(BIN)/referee run $(REFEREED)/video.mp4 --game starcluster --session $(REFEREED)/truth.json --out $(RUN) --annotate
+	$(BIN)/referee eval $(RUN) $(REFEREED)/truth.json --json $(RUN)/eval.json
+	$(BIN)/referee highlights $(RUN) $(REFEREED)/video.mp4
+	$(BIN)/referee report $(RUN) --out $(RUN)/report.html
+	@echo "Demo outputs:"
+	@echo "  $(OUT)/score_sheet.txt, $(OUT)/result.json: a full game replayed from examples/starcluster_full_game.jsonl"
+	@echo "  $(OUT)/calibration.json, $(OUT)/calibration.png: the table found in $(SAMPLE)/video.mp4"
+	@echo "  $(RUN)/: $(REFEREED)/video.mp4 refereed (one causal pass, as a live feed): events.jsonl, decisions.jsonl, result.json, eval.json (against its truth),"
+	@echo "  $(RUN)/annotated.mp4, $(RUN)/highlights/ (clips, reel.mp4, index.json) and $(RUN)/report.html (open it in a browser)"
 
 test: $(STAMP) $(POSE_MODEL) browser
 	$(BIN)/python -m pytest -q
@@ -54,3 +64,14 @@ test: $(STAMP) $(POSE_MODEL) browser
 clean:
 	rm -rf $(VENV) $(MODEL_VENV) models/build out
 
+# Not part of demo or test: the referee's colour detector side by side with YOLO11n + ByteTrack on the same
+# samples (benchmarks/README.md). The first time it trains the YOLO baseline on the CPU (about 20 minutes on
+# 2 cores, models/build_ball_yolo.py); the weights are built only when missing.
+BALL_YOLO := models/build/ball_yolo11n.pt
+.PHONY: bench-yolo
+
+bench-yolo: $(STAMP) $(BALL_YOLO)
+	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/yolo_bytetrack.py --json out/bench-yolo/comparison.json
+
+$(BALL_YOLO): | $(STAMP) $(MODEL_VENV)/.installed-stamp
+	OMP_NUM_THREADS=1 $(MODEL_VENV)/bin/python models/build_ball_yolo.py
