@@ -52,16 +52,16 @@ def hand_frames():
     renderer = Renderer(profile, camera, Realism.moderate(), match.fps, match.seed)
     frames = [renderer.render(f) for f in match.frames[:70]] + \
         [renderer.render(f) for f in match.frames if f.hand is not None][::4]
-    return profile, camera, frames
-
-
-def test_hand_watch_sees_the_rendered_hand_and_not_the_balls(hand_frames):
-    profile, camera, frames = hand_frames
     grid = profile.grid
     corners = np.array([[grid.x_min, grid.y_min, 0], [grid.x_max, grid.y_min, 0], [grid.x_max, grid.y_max, 0],
                         [grid.x_min, grid.y_max, 0]])
-    polygon = camera.project(corners)[0]
+    polygon = camera.project(corners)[0]  # the board the hand watch guards, in pixels
     radius = float(np.median([b.r_px for b in frames[0][1].balls]))
+    return camera, frames, polygon, radius
+
+
+def test_hand_watch_sees_the_rendered_hand_and_not_the_balls(hand_frames):
+    camera, frames, polygon, radius = hand_frames
     watch = HandWatch(PipelineConfig(), polygon, (camera.width, camera.height), radius)
     said = [(watch.update(image), truth.hand_px is not None and
              any(0 <= truth.hand_px[0] < 640 and 0 <= truth.hand_px[1] < 360 for _ in [0])) for image, truth in frames]
@@ -75,12 +75,7 @@ def test_hand_watch_sees_the_rendered_hand_and_not_the_balls(hand_frames):
 def test_hand_watch_marks_the_hand_as_foreground_for_the_detector(hand_frames):
     """Ball-coloured pixels on a hand or a sleeve are dropped by the pipeline where `covers` says so:
     the rendered hand is covered, the resting balls are not."""
-    profile, camera, frames = hand_frames
-    grid = profile.grid
-    corners = np.array([[grid.x_min, grid.y_min, 0], [grid.x_max, grid.y_min, 0], [grid.x_max, grid.y_max, 0],
-                        [grid.x_min, grid.y_max, 0]])
-    polygon = camera.project(corners)[0]
-    radius = float(np.median([b.r_px for b in frames[0][1].balls]))
+    camera, frames, polygon, radius = hand_frames
     watch = HandWatch(PipelineConfig(), polygon, (camera.width, camera.height), radius)
     hand_hits, ball_hits = [], []
     for image, truth in frames:
@@ -97,12 +92,7 @@ def test_hand_watch_marks_the_hand_as_foreground_for_the_detector(hand_frames):
 def test_hand_watch_shrinks_only_the_watched_part_and_sees_the_same(hand_frames, monkeypatch):
     """The frame shrinks by a whole factor here (640 -> 320), so only the watched area and a margin are shrunk
     (`HandWatch.cut`); every watched pixel, the hand flag, its area and `covers` are those of the whole frame."""
-    profile, camera, frames = hand_frames
-    grid = profile.grid
-    corners = np.array([[grid.x_min, grid.y_min, 0], [grid.x_max, grid.y_min, 0], [grid.x_max, grid.y_max, 0],
-                        [grid.x_min, grid.y_max, 0]])
-    polygon = camera.project(corners)[0]
-    radius = float(np.median([b.r_px for b in frames[0][1].balls]))
+    camera, frames, polygon, radius = hand_frames
     size = (camera.width, camera.height)
     watch = HandWatch(PipelineConfig(), polygon, size, radius)
     x0, y0, x1, y1 = watch.cut
