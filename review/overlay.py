@@ -77,13 +77,18 @@ class Overlay:
         self._track_times = [f.t for f in record.track_frames]
         self._paths = self._build_paths(record.track_frames)
         self._table_px, self._table_keep, self._table_colour = self._table_layer()
+        intrinsics = calibration.intrinsics
+        self._undistort = intrinsics.image_undistorter(self.width, self.height) if intrinsics is not None else None
+        m = self._px(12)
+        self._scoreboard_box = Box(m, m, m + self._px(320), m + self._px(16) + self._px(28) * (
+            len(self._board_rows(0.0)) + len(self.record.players)))
 
     # ------------------------------------------------------------------ public
 
     def render(self, frame: Frame) -> np.ndarray:
         """The annotated copy of one frame (undistorted first when the calibration has intrinsics)."""
-        intrinsics = self.calibration.intrinsics
-        img = intrinsics.undistort_image(frame.image) if intrinsics is not None else frame.image.copy()
+        img = self._undistort(frame.image) if self._undistort is not None else frame.image
+        img = img.copy() if img is frame.image else img  # drawn on: never the caller's frame
         pixels = img.reshape(-1, 3)
         pixels[self._table_px] = (pixels[self._table_px] * self._table_keep + self._table_colour) >> 8
         self._draw_balls(img, frame.t)
@@ -113,9 +118,8 @@ class Overlay:
 
     @property
     def scoreboard_box(self) -> Box:
-        m = self._px(12)
-        return Box(m, m, m + self._px(320), m + self._px(16) + self._px(28) * (len(self._board_rows(0.0))
-                                                                              + len(self.record.players)))
+        """Where the scoreboard is drawn: the same on every frame (its rows depend only on the game)."""
+        return self._scoreboard_box
 
     # ------------------------------------------------------------------ the table
 

@@ -54,6 +54,7 @@ class HandWatch:
         # where large foreground blobs (a hand, a player leaning in) are also tracked, so the detector can
         # ignore ball-coloured pixels on them (lips, a red sleeve); the hand flag itself stays on `mask`
         self.watch = self.mask if foreground_polygon_px is None else self._fill(foreground_polygon_px) | self.mask
+        self._watch_is_mask = foreground_polygon_px is None  # then one labelling gives both blobs and hand area
         r = max(ball_radius_px * self.scale, 1.0)
         self.min_area = config.hand_min_area_balls * np.pi * r * r
         self.cut = self._cut(width, height)
@@ -107,9 +108,13 @@ class HandWatch:
         changed = cv2.bitwise_and((diff > self.config.hand_diff_grey).astype(np.uint8), self.watch)
         changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         count, comp = cv2.connectedComponents(changed, connectivity=8, ltype=cv2.CV_32S)
-        big = np.flatnonzero(_areas(comp, changed, count)[1:] >= self.min_area) + 1
+        areas = _areas(comp, changed, count)
+        big = np.flatnonzero(areas[1:] >= self.min_area) + 1
         self.foreground = np.isin(comp, big).astype(np.uint8) if len(big) else np.zeros_like(changed)
-        self.area_px = self._largest(changed & self.mask)
+        if self._watch_is_mask:  # `changed` is already within the hand mask
+            self.area_px = int(areas[1:].max()) if count > 1 else 0
+        else:
+            self.area_px = self._largest(changed & self.mask)
         self.present = self.area_px >= self.min_area
         # big blobs stay out of the background (a person leaning in for seconds must not become the table);
         # they follow it ten times slower, so a lasting change (a lighting step) is learnt eventually

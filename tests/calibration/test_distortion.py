@@ -34,3 +34,14 @@ def test_barrel_distorted_frame_maps_accurately_with_intrinsics(starcluster, boa
     print(f"distortion k1=-0.25: slot error {err_with:.2f} mm with intrinsics, {err_without:.2f} mm without")
     assert err_with < 2.0
     assert err_without > 2 * err_with
+
+
+def test_the_per_video_undistorter_gives_undistort_images_pixels():
+    """Built once per video (the pixel map), it must give exactly what the one-frame undistortion gives."""
+    lens = Intrinsics(((900.0, 0.0, 640.0), (0.0, 900.0, 360.0), (0.0, 0.0, 1.0)), (-0.25, 0.08, 0.001, -0.001, 0.0))
+    frame = np.random.default_rng(3).integers(0, 256, (720, 1280, 3), dtype=np.uint8)
+    undistort = lens.image_undistorter(1280, 720)
+    assert np.array_equal(undistort(frame), lens.undistort_image(frame))
+    assert not np.array_equal(undistort(frame), frame)
+    straight = Intrinsics(lens.camera_matrix, (0.0, 0.0, 0.0, 0.0, 0.0))
+    assert straight.image_undistorter(1280, 720)(frame) is frame
