@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from calibration.aruco import DetectedMarker
-from calibration.profile import Markers, Rect
+from calibration.geometry import Markers, Rect
 from rules.errors import InputError
 
 MIN_MARKERS = 2

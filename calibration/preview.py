@@ -6,7 +6,8 @@ import cv2
 import numpy as np
 
 from calibration.calibrate import Calibration
-from calibration.profile import PiratenbillardProfile, Rect, StarClusterProfile, TableProfile
+from calibration.geometry import FeatureKind, Rect
+from calibration.profile import TableProfile
 
 OUTLINE = (255, 255, 0)
 SLOT = (0, 255, 255)
@@ -14,6 +15,9 @@ PLAY_LINE = (0, 0, 255)
 GUTTER = (255, 0, 255)
 SPACE = (0, 255, 0)
 MARKER = (255, 128, 0)
+# colour and line width of each drawn part of a table
+FEATURE_STYLE = {FeatureKind.PLAY_AREA: (OUTLINE, 2), FeatureKind.BOARD: (OUTLINE, 2), FeatureKind.GUTTER: (GUTTER, 2),
+                 FeatureKind.SLOT: (SLOT, 2), FeatureKind.SPACE: (SPACE, 1)}
 
 
 def _poly(img: np.ndarray, cal: Calibration, points, colour, thickness: int = 2) -> None:
@@ -44,23 +48,12 @@ def draw_table(img: np.ndarray, profile: TableProfile, cal: Calibration, markers
     if markers:
         for marker in profile.markers.markers:
             _poly(img, cal, marker.corners, MARKER, 2)
-    if isinstance(profile, StarClusterProfile):
-        _rect(img, cal, profile.play_area, OUTLINE)
-        _rect(img, cal, profile.board, OUTLINE)
-        for gutter in profile.gutters:
-            _rect(img, cal, gutter.rect, GUTTER)
-        for pos in profile.positions:
-            for i in range(len(pos.slots)):
-                _rect(img, cal, pos.slot_rect(i), SLOT)
-        a, b = cal.board_to_image(np.array(profile.play_line))
-        cv2.line(img, tuple(np.round(a).astype(int)), tuple(np.round(b).astype(int)), PLAY_LINE, 3, cv2.LINE_AA)
-    else:
-        _draw_spaces(img, profile, cal)
+    for feature in profile.features:
+        if feature.kind is FeatureKind.PLAY_LINE:
+            a, b = cal.board_to_image(np.array([feature.a, feature.b]))
+            cv2.line(img, tuple(np.round(a).astype(int)), tuple(np.round(b).astype(int)), PLAY_LINE, 3, cv2.LINE_AA)
+        elif feature.rect is not None:
+            colour, thickness = FEATURE_STYLE[feature.kind]
+            _rect(img, cal, feature.rect, colour, thickness)
 
 
-def _draw_spaces(img: np.ndarray, p: PiratenbillardProfile, cal: Calibration) -> None:
-    _rect(img, cal, p.grid, OUTLINE)
-    half = p.space_size_mm / 2
-    for row, col in p.spaces():
-        x, y = p.space_center(row, col)
-        _rect(img, cal, Rect(x - half, y - half, x + half, y + half), SPACE, 1)

@@ -12,7 +12,8 @@ import cv2
 import numpy as np
 
 from calibration.aruco import marker_bits
-from calibration.profile import PiratenbillardProfile, Rect, StarClusterProfile, TableProfile
+from calibration.geometry import FeatureKind, Rect
+from calibration.profile import TableProfile
 
 TABLE = (180, 200, 215)
 BOARD = (205, 225, 235)
@@ -22,6 +23,8 @@ SLOT = (60, 60, 70)
 PLAY_LINE = (40, 40, 210)
 SPACE = (120, 135, 150)
 SEAT_COLOURS = ((60, 60, 200), (60, 160, 60), (200, 120, 40), (40, 180, 220))
+FEATURE_FILL = {FeatureKind.PLAY_AREA: PLAY_AREA, FeatureKind.BOARD: BOARD, FeatureKind.GUTTER: GUTTER,
+                FeatureKind.SLOT: SLOT, FeatureKind.SPACE: SPACE}
 
 
 def board_to_render(profile: TableProfile, px_per_mm: float) -> np.ndarray:
@@ -81,31 +84,15 @@ def render_board(profile: TableProfile, px_per_mm: float) -> np.ndarray:
     height = int(round(profile.table.y_max * px_per_mm))
     img = np.full((height, width, 3), TABLE, dtype=np.uint8)
     ppm = px_per_mm
-    if isinstance(profile, StarClusterProfile):
-        _fill(img, profile, ppm, profile.play_area, PLAY_AREA)
-        _fill(img, profile, ppm, profile.board, BOARD)
-        for gutter in profile.gutters:
-            _fill(img, profile, ppm, gutter.rect, GUTTER)
-        for pos in profile.positions:
-            for i in range(len(pos.slots)):
-                _fill(img, profile, ppm, pos.slot_rect(i), SLOT)
-        a, b = profile.play_line
-        cv2.line(img, _px(profile, ppm, a), _px(profile, ppm, b), PLAY_LINE, max(1, round(3 * ppm)))
-    else:
-        _render_piratenbillard(img, profile, ppm)
+    for feature in profile.features:
+        if feature.kind is FeatureKind.PLAY_LINE and feature.a is not None and feature.b is not None:
+            cv2.line(img, _px(profile, ppm, feature.a), _px(profile, ppm, feature.b), PLAY_LINE, max(1, round(3 * ppm)))
+        elif feature.rect is not None:
+            seat = SEAT_COLOURS[feature.seat % 4] if feature.seat is not None else None
+            _fill(img, profile, ppm, feature.rect, seat or FEATURE_FILL[feature.kind])
     for marker in profile.markers.markers:
         _draw_marker(img, profile, ppm, marker)
     return img
-
-
-def _render_piratenbillard(img: np.ndarray, p: PiratenbillardProfile, ppm: float) -> None:
-    _fill(img, p, ppm, p.grid, BOARD)
-    seat_of = {cell: s.seat for s in p.seats for cell in p.starting_cells(s.seat)}
-    half = p.space_size_mm / 2
-    for row, col in p.spaces():
-        x, y = p.space_center(row, col)
-        colour = SEAT_COLOURS[seat_of[(row, col)] % 4] if (row, col) in seat_of else SPACE
-        _fill(img, p, ppm, Rect(x - half, y - half, x + half, y + half), colour)
 
 
 def warp_to_camera(

@@ -14,7 +14,6 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from calibration.lookup import locate
 from calibration.profile import load_profile
 from referee.commands.simulate import simulate_to
 from simulation.piratenbillard import SCENARIOS as PB_SCENARIOS
@@ -59,9 +58,9 @@ def contact_sheet(video: Path, truth: dict, out: Path, tiles: int = 6, tile_w: i
             colour = tuple(int(255 * c) for c in PLAYER_COLOURS.get(owners[str(ball_id)], (0.6, 0.6, 0.6)))
             ring = (255, 255, 255) if visible else (0, 0, 255)
             cv2.circle(img, (int(round(u)), int(round(v))), int(round(r + 3)), ring, 1, cv2.LINE_AA)
-            where = locate(profile, (x, y))
+            where = profile.locate((x, y)).at
             place = {"slot": f"P{where.position}/{where.slot}", "cell": f"{where.row},{where.col}"}.get(
-                where.region.value, where.region.value[:4])
+                where.place.value, where.place.value[:4])
             label = f"{ball_id}:{place}" + ("" if visible else " hidden" if occluded else "")
             cv2.putText(img, label, (int(u + r + 3), int(v - r)), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (0, 0, 0), 3,
                         cv2.LINE_AA)

@@ -16,8 +16,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from calibration.lookup import locate
-from calibration.profile import PiratenbillardProfile, Region
+from calibration.profile import PiratenbillardProfile
 from rules.decisions import DecisionKind
 from rules.errors import InputError
 from rules.events import (
@@ -129,9 +128,9 @@ class _Driver:
         source = ball.cell
         assert source is not None
         sx, sy = ball.x, ball.y
-        where = locate(p, aim)
-        if where.region is Region.CELL:
-            dest: Cell | None = (where.row, where.col)  # type: ignore[assignment]
+        where = p.locate(aim).at
+        if where.row is not None and where.col is not None:
+            dest: Cell | None = (where.row, where.col)
             ex, ey = self.rest_point(dest, ball)  # type: ignore[arg-type]
         else:  # out: the ball carries on over the edge of the board
             dest = None

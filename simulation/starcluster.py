@@ -16,8 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from calibration.lookup import locate
-from calibration.profile import Region, StarClusterProfile
+from calibration.profile import StarClusterProfile
 from rules.decisions import Decision, DecisionKind
 from rules.errors import InputError
 from rules.events import (
@@ -230,10 +229,7 @@ class MatchDriver:
                      if b.status in ("table", "gutter"))
 
     def where(self, x: float, y: float) -> Location:
-        found = locate(self.profile, (x, y))
-        if found.region is Region.SLOT:
-            return Location.slot_at(found.position, found.slot)  # type: ignore[arg-type]
-        return Location(Place(found.region.value))
+        return self.profile.locate((x, y)).at
 
     def view(self) -> TableView:
         slots, loose = {}, []

@@ -5,7 +5,7 @@ the board-plane homography lands beyond the ball, away from the camera (a few
 mm at the far end of a table filmed from behind the Play Line). `BoardMapper`
 recovers the camera pose once from the homography and corrects each mapped
 centre to the ball's contact point (`calibration.ball_height`), then names the
-slot / space / region under it with the event model's `Location`.
+slot / space / region under it with the event model's `Location` (the profile's `locate`).
 
 The inverse helpers (`ball_centre_px`, `ball_radius_px`, `contact_polygon_px`)
 say where a ball resting at a board point appears in the image: the overlay
@@ -19,25 +19,12 @@ import numpy as np
 from calibration.ball_height import CameraPose, camera_pose, contact_point
 from calibration.calibrate import Calibration
 from calibration.distortion import Intrinsics
-from calibration.lookup import Location as BoardLocation
-from calibration.lookup import locate
-from calibration.profile import Region, TableProfile
+from calibration.profile import TableProfile
 from rules.errors import InputError
-from rules.events import Location, Place
+from rules.events import Location
 from vision.types import BoardBall, Detection
 
 DEFAULT_TOLERANCE_MM = 2.0  # a ball measured this far outside a slot or space still counts in it
-
-
-def to_event_location(where: BoardLocation) -> Location:
-    """calibration.lookup's answer -> the event model's `Location`."""
-    if where.region is Region.SLOT:
-        assert where.position is not None and where.slot is not None
-        return Location.slot_at(where.position, where.slot)
-    if where.region is Region.CELL:
-        assert where.row is not None and where.col is not None
-        return Location.cell_at(where.row, where.col)
-    return Location(Place(where.region.value))
 
 
 class BoardMapper:
@@ -77,7 +64,7 @@ class BoardMapper:
         return contact_point(plane, self.pose, self.radius_mm if radius_mm is None else radius_mm)
 
     def locate(self, point_mm: tuple[float, float]) -> Location:
-        return to_event_location(locate(self.profile, (float(point_mm[0]), float(point_mm[1])), self.tolerance_mm))
+        return self.profile.locate((float(point_mm[0]), float(point_mm[1])), self.tolerance_mm).at
 
     def map(self, detections: list[Detection]) -> list[BoardBall]:
         """Image detections -> balls on the board: contact point in mm and the place under it."""

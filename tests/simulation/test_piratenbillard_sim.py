@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from calibration.lookup import locate
 from calibration.profile import load_profile
 from rules.decisions import DecisionKind
 from rules.errors import InputError
@@ -66,10 +65,10 @@ def test_physics_keeps_to_the_board_and_resting_balls_stay_in_their_space():
                 assert PROFILE.table.contains((b.x, b.y))
         for i, a in enumerate(resting):
             assert a.z == radius
-            assert locate(PROFILE, (a.x, a.y)).row is not None  # a resting ball lies in a space
-            cell = locate(PROFILE, (a.x, a.y))
+            assert PROFILE.locate((a.x, a.y)).at.row is not None  # a resting ball lies in a space
+            cell = PROFILE.locate((a.x, a.y)).at
             for b in resting[i + 1:]:  # balls in different spaces never touch; one space holds a stack
-                other = locate(PROFILE, (b.x, b.y))
+                other = PROFILE.locate((b.x, b.y)).at
                 if (cell.row, cell.col) != (other.row, other.col):
                     assert math.dist((a.x, a.y), (b.x, b.y)) >= 2 * radius
         moving = {b.id for b in frame.balls if b.moving}
@@ -85,7 +84,7 @@ def test_snapshots_match_the_frames_they_describe():
     for event in match.events:
         if isinstance(event, TableSettled):
             frame = match.frames[min(round(event.t * match.fps), len(match.frames) - 1)]
-            seen = sorted((b.owner, (locate(PROFILE, (b.x, b.y)).row, locate(PROFILE, (b.x, b.y)).col))
+            seen = sorted((b.owner, (PROFILE.locate((b.x, b.y)).at.row, PROFILE.locate((b.x, b.y)).at.col))
                           for b in frame.balls if b.on_table)
             said = sorted((s.owner, (s.at.row, s.at.col)) for s in event.snapshot.balls)
             assert seen == said

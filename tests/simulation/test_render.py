@@ -62,9 +62,7 @@ def test_ball_truth_pixels_are_where_the_video_shows_the_balls(tmp_path, preset)
 
 
 def profile_cell(profile, x, y):
-    from calibration.lookup import locate
-
-    where = locate(profile, (x, y))
+    where = profile.locate((x, y)).at
     return (where.row, where.col) if where.row is not None else None
 
 

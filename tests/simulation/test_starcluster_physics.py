@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from calibration.lookup import locate, slot_center
-from calibration.profile import Region, load_profile
+from calibration.profile import load_profile
+from rules.events import Place
 from rules.replay import replay
 from simulation.starcluster import STARCLUSTER_SCENARIOS, StarClusterSimOptions, simulate_starcluster
 from simulation.starcluster_physics import WALL, Launch, PhysicsConfig, RestingBall, Table
@@ -63,7 +63,7 @@ def test_a_ball_in_a_slot_stays_unless_struck(profile, match):
     for before, after in zip(match.frames, match.frames[1:]):
         now = {b.id: b for b in _table_balls(after)}
         for b in _table_balls(before):
-            if b.id not in now or b.moving or locate(profile, (b.x, b.y)).region is not Region.SLOT:
+            if b.id not in now or b.moving or profile.locate((b.x, b.y)).at.place is not Place.SLOT:
                 continue
             a = now[b.id]
             if math.dist((a.x, a.y), (b.x, b.y)) > 0.5:
@@ -71,16 +71,16 @@ def test_a_ball_in_a_slot_stays_unless_struck(profile, match):
                 assert near or after.table_shift != before.table_shift, f"ball {b.id} left its slot untouched at {after.t}"
                 moved_in_slot += 1
     resting = sum(1 for f in match.frames for b in _table_balls(f)
-                  if locate(profile, (b.x, b.y)).region is Region.SLOT)
+                  if profile.locate((b.x, b.y)).at.place is Place.SLOT)
     assert resting > 100  # the check saw balls resting in slots
 
 
 def test_slot_ball_survives_a_neighbouring_shot(profile):
     table = Table(profile, PhysicsConfig())
-    x3, y3 = slot_center(profile, 1, 3)
+    x3, y3 = profile.slot_center(1, 3)
     aim = aims_for(table, (1, 4), 490.0, [(x3, y3)])[0]
     first = table.simulate((), 0, Launch(x3, 0.0, 1290.0), 30.0, 0.5).final[0]
-    assert locate(profile, (first.x, first.y)).slot == 3
+    assert profile.locate((first.x, first.y)).at.slot == 3
     trace = table.simulate((RestingBall(0, first.x, first.y),), 1, aim.launch, 30.0, 0.5)
     for samples in trace.frames:
         held = next(s for s in samples if s.id == 0)
@@ -91,9 +91,9 @@ def test_lip_holds_modest_speed_and_rejects_a_fast_ball(profile):
     table = Table(profile, PhysicsConfig())
     ends = {}
     for vy in (1000.0, 1290.0, 2200.0):
-        f = table.simulate((), 0, Launch(slot_center(profile, 1, 3)[0], 0.0, vy), 30.0, 0.5).final[0]
-        ends[vy] = locate(profile, (f.x, f.y)).region
-    assert ends == {1000.0: Region.PLAY_AREA, 1290.0: Region.SLOT, 2200.0: Region.PLAY_AREA}
+        f = table.simulate((), 0, Launch(profile.slot_center(1, 3)[0], 0.0, vy), 30.0, 0.5).final[0]
+        ends[vy] = profile.locate((f.x, f.y)).at.place
+    assert ends == {1000.0: Place.PLAY_AREA, 1290.0: Place.SLOT, 2200.0: Place.PLAY_AREA}
 
 
 def test_same_seed_gives_identical_frames_and_events(profile, match):

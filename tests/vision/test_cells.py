@@ -7,7 +7,6 @@ import collections
 import pytest
 
 from calibration.calibrate import calibrate_markers
-from calibration.lookup import locate
 from calibration.profile import load_profile
 from rules.events import Location
 from simulation.camera import make_camera
@@ -18,7 +17,7 @@ from simulation.starcluster import simulate_starcluster
 from simulation.trajectory import BallPose, SimFrame
 from vision.cells import read_snapshot
 from vision.detect import make_detector
-from vision.mapping import BoardMapper, to_event_location
+from vision.mapping import BoardMapper
 
 GAMES = {
     "starcluster": (simulate_starcluster, "chain_grand_slam", None),
@@ -44,7 +43,7 @@ def test_settled_frames_are_read_ball_for_ball(game):
     correct = total = 0
     for frame in settled[:: max(1, len(settled) // 6)]:
         image, truth = renderer.render(frame)
-        want = collections.Counter((b.owner, to_event_location(locate(profile, (b.x, b.y))))
+        want = collections.Counter((b.owner, profile.locate((b.x, b.y)).at)
                                    for b in truth.balls if b.visible)
         got = collections.Counter((b.owner, b.at) for b in read_snapshot(image, mapper, detector).balls)
         correct += sum((want & got).values())

@@ -6,15 +6,14 @@ import numpy as np
 import pytest
 
 from calibration.calibrate import calibrate_markers
-from calibration.lookup import Location as BoardLocation
-from calibration.profile import Region, load_profile
+from calibration.profile import load_profile
 from rules.events import Location, Place
 from simulation.camera import make_camera
 from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.trajectory import BallPose, SimFrame
 from vision.detect.colour import ColourDetector
-from vision.mapping import BoardMapper, to_event_location
+from vision.mapping import BoardMapper
 
 TOLERANCE_MM = 3.0  # mapped truth pixel vs true contact point, 1280x720
 
@@ -68,12 +67,6 @@ def test_map_names_the_place_under_each_ball(scene):
     else:
         assert places[:3] == [Location.slot_at(1, 0), Location.slot_at(2, 0), Location.slot_at(3, 0)]
         assert [p.place for p in places[3:]] == [Place.PLAY_AREA, Place.GUTTER, Place.GROUPED]
-
-
-def test_lookup_locations_convert_to_event_locations():
-    assert to_event_location(BoardLocation(Region.SLOT, position=2, slot=3)) == Location.slot_at(2, 3)
-    assert to_event_location(BoardLocation(Region.CELL, row=4, col=5)) == Location.cell_at(4, 5)
-    assert to_event_location(BoardLocation(Region.OFF_TABLE)) == Location(Place.OFF_TABLE)
 
 
 def test_the_detector_box_covers_the_table(scene):
