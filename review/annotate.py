@@ -21,8 +21,9 @@ from tqdm import tqdm
 from calibration.calibrate import Calibration, calibrate_markers, load_calibration
 from calibration.homography import CalibrationError
 from calibration.profile import TableProfile, load_profile
+from record.run_folder import CALIBRATION_FILE
 from review.overlay import Overlay, Style
-from review.record import CALIBRATION_FILE, ReviewError, RunRecord, load_run
+from review.record import ReviewError, RunRecord, load_run
 from vision.config import PipelineConfig
 from vision.video_io import VideoInfo, VideoWriter, probe, read_frames
 

@@ -15,13 +15,23 @@ no longer replays stops with one line and leaves the run folder as it was.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from record.run_folder import (
+    CORRECTED_RESULT_FILE,
+    CORRECTION_TYPES,
+    CORRECTIONS_FILE,
+    DIFF_FILE,
+    EVENTS_FILE,
+    Correction,
+    RunFolder,
+    append_corrections,
+    read_run,
+)
 from rules.errors import InputError
 from rules.events import (
     BallSighting,
@@ -38,14 +48,11 @@ from rules.events import (
     UmpireFoul,
     parse_event,
 )
-from rules.replay import OVERTURNABLE, read_log, replay
-from rules.result import build_result, write_json_atomically
+from rules.files import read_json_lines, write_json_atomically
+from rules.replay import OVERTURNABLE, replay
+from rules.result import build_result
 
-CORRECTIONS_FILE = "corrections.jsonl"
-CORRECTED_RESULT_FILE = "result.corrected.json"
-DIFF_FILE = "diff.json"
 DIFF_FORMAT = "table-referee/diff@1"
-CORRECTION_TYPES = (Confirm, Overturn, SnapshotCorrection, UmpireFoul)
 # Places a ball can be reported in, per game (docs/events.md, "Locations").
 GAME_PLACES = {
     "starcluster": {Place.SLOT, Place.GROUPED, Place.PLAY_AREA, Place.GUTTER, Place.OFF_TABLE},
@@ -57,23 +64,6 @@ LOCATION_HELP = ("use slot:POSITION/SLOT (e.g. slot:3/4), cell:ROW/COL (e.g. cel
 
 class CorrectionError(InputError):
     """A correction that makes no sense for this run: nothing is written."""
-
-
-@dataclass(frozen=True)
-class Correction:
-    """One line of corrections.jsonl: the umpire event (with `by` and `reason`) and when it was recorded."""
-
-    event: Event
-    recorded_at: str  # ISO 8601, UTC
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self.event.to_json(), "recorded_at": self.recorded_at}
-
-    def describe(self) -> str:
-        """One line, e.g. `C1 overturn L4 at 1.53s by Ana: nose over the line is a shadow`."""
-        event: Any = self.event
-        what = event.player + ":" + event.foul if isinstance(event, UmpireFoul) else event.target
-        return f"{event.id} {event.TYPE} {what} at {event.t:g}s by {event.by}: {event.reason}"
 
 
 @dataclass(frozen=True)
@@ -95,6 +85,13 @@ class Run:
     events: tuple[Event, ...]
     corrections: tuple[Correction, ...]
 
+    @classmethod
+    def from_folder(cls, folder: RunFolder) -> "Run":
+        """The run as `record.run_folder.read_run` read it; it must have finished (have its result)."""
+        result = folder.finished_result()
+        return cls(folder.dir, result["game"], dict(result.get("config") or {}), dict(result.get("source") or {}),
+                   folder.events, folder.corrections)
+
     @property
     def corrections_path(self) -> Path:
         return self.dir / CORRECTIONS_FILE
@@ -107,37 +104,7 @@ class Run:
 
 def load_run(run_dir: str | Path) -> Run:
     """Read events.jsonl, the game and its config from result.json, and corrections.jsonl if any."""
-    folder = Path(run_dir)
-    result_path = folder / "result.json"
-    if not folder.is_dir():
-        raise InputError(f"run folder {folder} does not exist; pass the --out folder of `referee run`")
-    try:
-        result = json.loads(result_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{result_path} does not exist; is {folder} a folder written by `referee run`?") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"{result_path} cannot be read ({error}); re-run `referee replay` to rewrite it") from None
-    events = tuple(read_log(folder / "events.jsonl"))
-    corrections = tuple(read_corrections(folder / CORRECTIONS_FILE)) if (folder / CORRECTIONS_FILE).exists() else ()
-    if result.get("game") not in GAME_PLACES:
-        raise InputError(f"{result_path} names no known game; re-run `referee replay` to rewrite it")
-    return Run(folder, result["game"], dict(result.get("config") or {}), dict(result.get("source") or {}),
-               events, corrections)
-
-
-def read_corrections(path: Path) -> list[Correction]:
-    corrections = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-            event = parse_event(data, number)
-        except (json.JSONDecodeError, LogError) as error:
-            raise InputError(f"{path} line {number}: {error}; the file is written by `referee correct`, "
-                             "do not edit it by hand") from None
-        corrections.append(Correction(event, str(data.get("recorded_at", ""))))
-    return corrections
+    return Run.from_folder(read_run(run_dir, tracks=False))
 
 
 def parse_location(text: str) -> Location | None:
@@ -210,18 +177,13 @@ def _foul_fields(text: str) -> dict[str, Any]:
 
 
 def _from_file(path: Path, by: str, reason: str) -> list[Event]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"corrections file {path} cannot be read ({error}); pass a UTF-8 JSON-lines file") from None
-    events = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    lines = read_json_lines(path, "corrections file", fix="each line must be one umpire event (docs/events.md)")
+    events: list[Event] = []
+    for number, data in lines:
         try:
-            event = parse_event(json.loads(line), number)
-        except (json.JSONDecodeError, LogError) as error:
-            raise InputError(f"{path} line {number}: {error}") from None
+            event = parse_event(data, number)
+        except LogError as error:
+            raise InputError(f"{path} {error}") from None
         if not isinstance(event, CORRECTION_TYPES):
             raise CorrectionError(f"{path} line {number}: a {event.TYPE} is not a correction; use confirm, "
                                   "overturn, snapshot_correction or umpire_foul")
@@ -233,8 +195,8 @@ def _target(run: Run, target_id: str) -> Event:
     for event in run.events + tuple(c.event for c in run.corrections):
         if event.id == target_id:
             return event
-    raise CorrectionError(f"no event {target_id!r} in {run.dir / 'events.jsonl'} or its corrections; use an id "
-                          "from the report (L<line> of events.jsonl, C<n> of corrections.jsonl)")
+    raise CorrectionError(f"no event {target_id!r} in {run.dir / EVENTS_FILE} or its corrections; use an id "
+                          f"from the report (L<line> of {EVENTS_FILE}, C<n> of {CORRECTIONS_FILE})")
 
 
 def _current_snapshot(run: Run, target: TableSettled, earlier: list[Event]) -> Snapshot:
@@ -443,8 +405,6 @@ def apply_corrections(run: Run, new: list[Correction]) -> Outcome:
 def record(run: Run, new: list[Correction], outcome: Outcome) -> None:
     """Append the new corrections, then write the corrected result and the diff (each atomically)."""
     if new:
-        with run.corrections_path.open("a", encoding="utf-8") as stream:
-            for correction in new:
-                stream.write(json.dumps(correction.to_json(), separators=(",", ":")) + "\n")
+        append_corrections(run.dir, new)
     write_json_atomically(run.dir / CORRECTED_RESULT_FILE, outcome.after)
     write_json_atomically(run.dir / DIFF_FILE, outcome.diff.to_json(list(run.corrections) + new))

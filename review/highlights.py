@@ -27,8 +27,8 @@ from tqdm import tqdm
 from review.annotate import Review, Written, written_atomically
 from review.overlay import clock_text, put_text, text_width
 from review.record import MOMENT_KINDS, SAME_S, Caption, ReviewError
+from rules.files import write_json_atomically
 from rules.games import TITLES
-from rules.result import write_json_atomically
 from vision.video_io import VideoWriter, read_frames
 
 INDEX_FILE = "index.json"

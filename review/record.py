@@ -1,7 +1,7 @@
 """A finished run read back for review: what was called when, the score at every moment, the tracks.
 
-`referee run` leaves a folder (docs/pipeline.md): `events.jsonl`, `result.json`,
-`tracks.jsonl` and `calibration.json`. The review tools only show what is in it. The
+`referee run` leaves a folder (docs/pipeline.md), read by `record.run_folder.read_run`:
+events, result, tracks and calibration. The review tools only show what is in it. The
 captions are result.json's decisions. The scoreboard comes from the rules engine's
 standings, replayed event by event, because a result only holds the final score.
 Nothing here decides anything.
@@ -9,12 +9,14 @@ Nothing here decides anything.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# CALIBRATION_FILE is not used here: referee/commands/run.py still imports it from this module
+# (until the pipeline writes through record.run_folder.RunWriter); review.overlay takes TrackFrame from here.
+from record.run_folder import CALIBRATION_FILE, TrackFrame, read_run  # noqa: F401
 from rules.decisions import DecisionKind
 from rules.engine import Standings
 from rules.errors import InputError
@@ -32,15 +34,11 @@ from rules.events import (
     TableSettled,
     UmpireFoul,
 )
-from rules.games import GAMES, make_engine
-from rules.replay import read_log, resolve_umpire_inputs
+from rules.games import make_engine
+from rules.replay import resolve_umpire_inputs
 from rules.starcluster.config import StarClusterConfig
 from rules.starcluster.scoring import runs
-from vision.evaluate import TRACKS_FILE
 
-EVENTS_FILE = "events.jsonl"
-RESULT_FILE = "result.json"
-CALIBRATION_FILE = "calibration.json"
 CHAIN_MOMENT = 3  # a chain of this many balls or more is a highlight
 SAME_S = 1e-3  # decisions carry their times rounded to the millisecond
 # Moment kinds, in the order a clip is named by the first one it holds.
@@ -97,24 +95,6 @@ class Caption:
 
 
 @dataclass(frozen=True)
-class TrackPoint:
-    """A confirmed track in one frame (tracks.jsonl): board mm, and image px when the run wrote them."""
-
-    id: int
-    colour: str
-    x: float
-    y: float
-    u: float | None
-    v: float | None
-
-
-@dataclass(frozen=True)
-class TrackFrame:
-    t: float
-    tracks: tuple[TrackPoint, ...]
-
-
-@dataclass(frozen=True)
 class RunRecord:
     dir: Path
     game: str
@@ -130,83 +110,15 @@ class RunRecord:
 
 
 def load_run(run_dir: str | Path) -> RunRecord:
-    """Read a run folder; any missing or malformed file is a ReviewError naming it."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise ReviewError(f"run folder {run_dir} does not exist; pass the --out folder of `referee run`")
-    result = _read_result(run_dir / RESULT_FILE)
+    """Read a finished run folder; a missing or malformed file is an InputError naming it."""
+    folder = read_run(run_dir)
+    result = folder.finished_result()
     game, config = result["game"], result.get("config") or {}
-    events_path = run_dir / EVENTS_FILE
-    if not events_path.is_file():
-        raise ReviewError(f"run folder {run_dir} has no {EVENTS_FILE}; pass the --out folder of `referee run`")
-    events = read_log(events_path)
-    stream, _ = resolve_umpire_inputs(events)
+    stream, _ = resolve_umpire_inputs(list(folder.events))
     players = tuple(Player(p["id"], p.get("name")) for p in result["players"])
-    return RunRecord(run_dir, game, players, _captions(result["decisions"], stream, game),
-                     _boards(stream, game, config), _read_tracks(run_dir / TRACKS_FILE))
-
-
-# --------------------------------------------------------------------------- files
-
-
-def _read_result(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ReviewError(f"{path} does not exist; review a run that finished (`referee run` writes it last)")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ReviewError(f"{path} cannot be read as JSON ({error}); re-run `referee replay` to rewrite it") from None
-    problem = _result_problem(data)
-    if problem:
-        raise ReviewError(f"{path} is not a referee result: {problem}; re-run `referee replay` to rewrite it")
-    return data
-
-
-def _result_problem(data: Any) -> str | None:
-    if not isinstance(data, dict):
-        return "it is not a JSON object"
-    if data.get("game") not in GAMES:
-        return f"field 'game' is {data.get('game')!r}, not one of {', '.join(GAMES)}"
-    players = data.get("players")
-    if not isinstance(players, list) or not all(isinstance(p, dict) and isinstance(p.get("id"), str)
-                                                for p in players):
-        return "field 'players' is not a list of {\"id\": ...} objects"
-    decisions = data.get("decisions")
-    if not isinstance(decisions, list):
-        return "field 'decisions' is not a list"
-    for i, d in enumerate(decisions):
-        if not (isinstance(d, dict) and isinstance(d.get("t"), (int, float)) and isinstance(d.get("kind"), str)
-                and isinstance(d.get("summary"), str)):
-            return f"decisions[{i}] lacks a number 't', a string 'kind' or a string 'summary'"
-        items = d.get("breakdown", [])
-        if not isinstance(items, list) or not all(isinstance(item, dict) and isinstance(item.get("label"), str)
-                                                  and isinstance(item.get("points"), int) for item in items):
-            return f"decisions[{i}].breakdown is not a list of {{\"label\", \"points\"}} lines"
-    if not isinstance(data.get("config", {}), dict):
-        return "field 'config' is not an object"
-    return None
-
-
-def _read_tracks(path: Path) -> tuple[TrackFrame, ...]:
-    """tracks.jsonl (vision.evaluate.FrameLog); a run without one simply shows no tracks."""
-    if not path.is_file():
-        return ()
-    frames = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                frames.append(TrackFrame(float(row["t"]), tuple(
-                    TrackPoint(int(tr[0]), str(tr[1]), float(tr[2]), float(tr[3]),
-                               None if len(tr) < 6 or tr[4] is None else float(tr[4]),
-                               None if len(tr) < 6 or tr[5] is None else float(tr[5]))
-                    for tr in row["tracks"])))
-            except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError):
-                raise ReviewError(f"{path} line {number}: not a tracks line ({{\"t\": ..., \"tracks\": "
-                                  "[[id, colour, x, y, u, v], ...]}}); re-run `referee run`") from None
-    return tuple(sorted(frames, key=lambda f: f.t))
+    frames = tuple(sorted(folder.tracks, key=lambda f: f.t)) if folder.tracks is not None else ()
+    return RunRecord(folder.dir, game, players, _captions(result["decisions"], stream, game),
+                     _boards(stream, game, config), frames)
 
 
 # --------------------------------------------------------------------------- the scoreboard

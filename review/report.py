@@ -27,14 +27,17 @@ from typing import Any, Iterable
 import cv2
 
 from calibration.calibrate import load_calibration
+from record.run_folder import CALIBRATION_FILE, HIGHLIGHTS_DIR, Correction, read_corrected_result, read_run
 from referee import __version__
 from rules.errors import InputError
 from rules.events import Confirm, Event, Overturn, SnapshotCorrection, TableSettled
+from rules.files import read_json
 from rules.games import TITLES
 from rules.result import POINT_KINDS
 from vision.video_io import read_frames
 
-from .corrections import CORRECTED_RESULT_FILE, Correction, Run, load_run
+from .corrections import Run
+from .highlights import INDEX_FILE
 from .plot import Mark, Series, player_colour, score_plot_svg
 
 THUMB_WIDTH = 320
@@ -97,33 +100,27 @@ def build_report(run_dir: str | Path, out: str | Path, video: str | Path | None 
                  clips_dir: str | Path | None = None, calibration: str | Path | None = None,
                  thumbnails: bool = True) -> ReportSummary:
     """Read the run folder, grab the thumbnails, write the page; raise InputError before writing anything."""
-    run = load_run(run_dir)
-    original = _read_json(run.dir / "result.json")
-    corrected_path = run.dir / CORRECTED_RESULT_FILE
-    result = _read_json(corrected_path) if run.corrections and corrected_path.exists() else original
+    folder = read_run(run_dir, tracks=False)
+    run = Run.from_folder(folder)
+    original = folder.finished_result()
+    corrected = read_corrected_result(run.dir) if run.corrections else None
+    result = corrected if corrected is not None else original
     rows = shot_rows(result["decisions"], run.events)
-    warnings = _pipeline_warnings(run.dir / "decisions.jsonl")
+    warnings = list(folder.warnings)
     review = review_items(original["decisions"], warnings, run, rows)
     times = [row.settle_t for row in rows] + [item.settle_t for item in review if item.settle_t is not None]
     images = grab_thumbnails(_video_path(run, video), times) if thumbnails else {}
     out = Path(out)
-    if clips_dir and not (Path(clips_dir) / "index.json").exists():
-        raise InputError(f"--clips {clips_dir} holds no index.json; pass the --out folder of `referee highlights`")
-    clips = find_clips(Path(clips_dir) if clips_dir else run.dir / "highlights", out.parent)
-    cal_path = Path(calibration) if calibration else run.dir / "calibration.json"
+    if clips_dir and not (Path(clips_dir) / INDEX_FILE).exists():
+        raise InputError(f"--clips {clips_dir} holds no {INDEX_FILE}; pass the --out folder of `referee highlights`")
+    clips = find_clips(Path(clips_dir) if clips_dir else run.dir / HIGHLIGHTS_DIR, out.parent)
+    cal_path = Path(calibration) if calibration else run.dir / CALIBRATION_FILE
     cal = _calibration_facts(cal_path) if calibration or cal_path.exists() else {}
     page = render(run, original, result, rows, review, warnings, images, clips, cal)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
     linked = sum(1 for row in rows if _clip_for(clips, row.settle_t))
     return ReportSummary(out, out.stat().st_size, len(rows), len(review), len(images), linked)
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"{path} cannot be read ({error}); re-run the command that wrote it") from None
 
 
 def shot_rows(decisions: list[dict[str, Any]], events: Iterable[Event]) -> list[ShotRow]:
@@ -168,17 +165,6 @@ def _settle_of(shot: dict[str, Any], settles: list[TableSettled]) -> TableSettle
             return settle
     near = [s for s in settles if abs(s.t - shot["t"]) < TIME_TOLERANCE_S]
     return min(near, key=lambda s: abs(s.t - shot["t"])) if near else None
-
-
-def _pipeline_warnings(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    try:
-        records = [json.loads(line) for line in lines if line.strip()]
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path} is not JSON lines ({error.msg}); it is written by `referee run`") from None
-    return [r for r in records if r.get("type") == "warning"]
 
 
 def review_items(decisions: list[dict[str, Any]], warnings: list[dict[str, Any]], run: Run,
@@ -260,12 +246,12 @@ def find_clips(folder: Path, page_dir: Path) -> list[Clip]:
     Of each entry of its `clips` list the report uses `file` (relative to the index) and the time range
     `start_s`..`end_s` in the source video's seconds.
     """
-    index = folder / "index.json"
+    index = folder / INDEX_FILE
     if not index.exists():
         return []
     clips = []
     try:
-        for entry in _read_json(index)["clips"]:
+        for entry in read_json(index, "highlights index", fix="re-run `referee highlights`")["clips"]:
             target = (folder / entry["file"]).resolve()
             try:
                 href = Path(os.path.relpath(target, page_dir.resolve())).as_posix()
@@ -464,7 +450,7 @@ def _meta_html(run: Run, result: dict[str, Any], calibration: dict[str, str]) ->
     facts: dict[str, str] = {"run folder": str(run.dir), "game": result["game"], "events": str(len(run.events)),
                              "umpire corrections": str(len(run.corrections))}
     facts.update({f"source {k}": json.dumps(v) if not isinstance(v, str) else v for k, v in run.source.items()})
-    facts["profile"] = calibration.get("profile", "not recorded (no RUN_DIR/calibration.json; pass --calibration FILE)")
+    facts["profile"] = calibration.get("profile", f"not recorded (no RUN_DIR/{CALIBRATION_FILE}; pass --calibration FILE)")
     facts["calibration error"] = calibration.get("calibration error", "not recorded")
     facts["rules config"] = json.dumps(result.get("config") or {})
     facts.update({f"{k} version": v for k, v in _versions().items()})

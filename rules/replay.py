@@ -10,14 +10,12 @@ rewritten.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
 from .decisions import Decision, DecisionKind
 from .engine import RulesEngine, Standings
-from .errors import InputError
 from .events import (
     Confirm,
     Event,
@@ -30,6 +28,7 @@ from .events import (
     UmpireFoul,
     parse_event,
 )
+from .files import decode_json_lines, read_json_lines
 from .games import GAMES, make_engine
 
 # Calls an umpire may overturn; a snapshot is fixed with snapshot_correction instead.
@@ -47,26 +46,22 @@ class ReplayResult:
 
 def read_log(path: str | Path) -> list[Event]:
     """Parse a JSON-lines event log; any malformed line raises LogError naming it."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"event log {path} does not exist; check the path") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"event log {path} cannot be read ({error}); pass a UTF-8 JSON-lines file") from None
-    return parse_log_lines(text.splitlines(), str(path))
+    lines = read_json_lines(path, "event log", error=LogError)
+    return parse_log_rows(lines.rows, str(lines.path))
 
 
 def parse_log_lines(lines: Iterable[str], name: str = "log") -> list[Event]:
+    """An event log already in memory, one JSON object per line; `name` names it in errors."""
+    return parse_log_rows(decode_json_lines(lines, name, error=LogError), name)
+
+
+def parse_log_rows(rows: Iterable[tuple[int, Any]], name: str = "log") -> list[Event]:
+    """Events from decoded (line number, object) pairs: each gets the id L<line> unless it has one.
+
+    The log as a whole is checked too: it holds an event, ids are unique, times never go back.
+    """
     events: list[Event] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise LogError(f"{name} line {number}: not valid JSON ({error.msg} at column {error.colno}); "
-                           "each line must be one JSON object") from None
+    for number, data in rows:
         try:
             events.append(parse_event(data, number))
         except LogError as error:

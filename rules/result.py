@@ -5,14 +5,14 @@ Documented field by field in docs/result.md and by rules/schemas/result.schema.j
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from .decisions import DecisionKind
 from .events import GameStart
+# Not used here: referee/commands/run.py and benchmarks/pipeline.py still import it from this module
+# (they are being rewritten to write through record.run_folder.RunWriter). Everything else imports
+# it from rules.files; drop this line once those two do.
+from .files import write_json_atomically  # noqa: F401
 from .replay import ReplayResult
 
 FORMAT = "table-referee/result@1"
@@ -41,18 +41,3 @@ def build_result(replayed: ReplayResult, source: dict[str, Any]) -> dict[str, An
         "source": source,
         "decisions": [decision.to_json() for decision in replayed.decisions],
     }
-
-
-def write_json_atomically(path: str | Path, data: dict[str, Any]) -> None:
-    """Write via a temporary file and a rename, so a reader never sees half a result."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2, sort_keys=False)
-            stream.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise

@@ -1,14 +1,11 @@
 """Score a referee run against a simulation's ground truth (`referee eval`).
 
-A run folder holds what `referee run` wrote: `events.jsonl` (observations, and
-possibly decision lines), `result.json` and, for the per-frame metrics,
-`tracks.jsonl` (one line per processed frame, written with `FrameLog`):
-
-    {"t": 1.033, "tracks": [[id, colour, x_mm, y_mm, u_px, v_px], ...],
-                 "detections": [[colour, u_px, v_px, r_px, x_mm, y_mm, score], ...]}
-
-Tracks are the confirmed ones only; `u_px`/`v_px` may be null. The truth is
-`truth.json` from `referee simulate` (simulation/truth.py).
+The run folder is read by `record.run_folder.read_run` (what each of its files
+must be is written there): `events.jsonl`, `result.json` (replayed from the
+events when the run did not finish) and, for the per-frame metrics,
+`tracks.jsonl` (one line per processed frame: the confirmed tracks and the
+detections). The truth is `truth.json` from `referee simulate`
+(simulation/truth.py).
 
 What is measured, and how things are paired:
 
@@ -40,21 +37,22 @@ from typing import IO, Any, Callable, Iterable
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from record.run_folder import EVENTS_FILE, RESULT_FILE, TRACKS_FILE, TrackFrame, read_run, track_frame
 from rules.errors import InputError
-from rules.events import EVENT_TYPES, Event, LogError, TableSettled, parse_event
+from rules.events import Event, LogError, TableSettled, parse_event
 from rules.replay import replay
 from rules.result import build_result
 from vision.types import BoardBall, Track, TrackState
 
 TRUTH_FORMAT = "table-referee/sim-truth@1"
-EVENTS_FILE = "events.jsonl"
-RESULT_FILE = "result.json"
-TRACKS_FILE = "tracks.jsonl"
 POINT_KINDS = ("score", "capture")
 
 
 class EvalError(InputError):
-    """A run folder or truth file that cannot be scored: the message says which and why."""
+    """A truth file that cannot be scored against: the message says which and why.
+
+    A run folder that cannot be read is a `record.run_folder.RunFolderError`.
+    """
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ class Truth:
 class Run:
     events: tuple[Event, ...]
     result: dict[str, Any]
-    frames: tuple[dict[str, Any], ...] | None  # tracks.jsonl lines; None when the run wrote none
+    frames: tuple[TrackFrame, ...] | None  # tracks.jsonl; None when the run wrote none
     notes: tuple[str, ...] = ()  # what was tolerated while reading (a torn last line, a replayed result)
 
 
@@ -114,62 +112,27 @@ def load_truth(path: str | Path) -> Truth:
 
 def load_run(run_dir: str | Path, truth: Truth) -> Run:
     """Read a run folder; without result.json (a run that crashed) the events are replayed."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise EvalError(f"run folder {run_dir} does not exist; pass the --out folder of referee run")
-    events_path = run_dir / EVENTS_FILE
-    if not events_path.is_file():
-        raise EvalError(f"run folder {run_dir} has no {EVENTS_FILE}; pass the --out folder of referee run")
-    notes: list[str] = []
-    events = tuple(parse_event(row, number) for number, row in _read_jsonl(events_path, notes)
-                   if isinstance(row, dict) and row.get("type") in EVENT_TYPES)
-    result_path = run_dir / RESULT_FILE
-    if result_path.is_file():
-        try:
-            result = json.loads(result_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise EvalError(f"{result_path} cannot be read as JSON ({error})") from None
-        if not isinstance(result, dict) or "decisions" not in result or "final_scores" not in result:
-            raise EvalError(f"{result_path} is not a referee result (no decisions / final_scores)")
-    else:
-        if not events:
-            raise EvalError(f"{events_path} holds no events and there is no {RESULT_FILE}: nothing to score")
-        replayed = replay(list(events), truth.game, truth.config)
-        result = build_result(replayed, {"log": str(events_path), "events": len(events)})
+    folder = read_run(run_dir)
+    notes = list(folder.notes)
+    result = folder.result
+    if result is None:
+        replayed = replay(list(folder.events), truth.game, truth.config)
+        result = build_result(replayed, {"log": str(folder.path(EVENTS_FILE)), "events": len(folder.events)})
         notes.append(f"no {RESULT_FILE}: scored a replay of {EVENTS_FILE}")
-    tracks_path = run_dir / TRACKS_FILE
-    frames = tuple(row for _, row in _read_jsonl(tracks_path, notes)) if tracks_path.is_file() else None
-    if frames is None:
+    if folder.tracks is None:
         notes.append(f"no {TRACKS_FILE}: detection and tracking not scored")
-    return Run(events, result, frames, tuple(notes))
-
-
-def _read_jsonl(path: Path, notes: list[str]) -> list[tuple[int, Any]]:
-    """(line number, decoded object) for each non-empty line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise EvalError(f"{path} cannot be read ({error})") from None
-    rows = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((number, json.loads(line)))
-        except json.JSONDecodeError as error:
-            if number == len(lines):  # a run killed mid-write leaves a torn last line: keep the rest
-                notes.append(f"{path.name}: ignored a torn last line {number}")
-                continue
-            raise EvalError(f"{path} line {number}: not valid JSON ({error.msg}); each line must be one object") \
-                from None
-    return rows
+    return Run(folder.events, result, folder.tracks, tuple(notes))
 
 
 # --------------------------------------------------------------------------- the frame log
 
 
 class FrameLog:
-    """Writes tracks.jsonl as the pipeline runs: one flushed line per processed frame."""
+    """Writes tracks.jsonl as the pipeline runs: one flushed line per processed frame.
+
+    Kept for its callers until the pipeline writes through `record.run_folder.RunWriter.frame`,
+    which writes the same bytes from plain rows.
+    """
 
     def __init__(self, stream: IO[str], to_image: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         self.stream = stream
@@ -457,13 +420,27 @@ def score_timing(run: Iterable[Event], truth: Truth, config: EvalConfig) -> Timi
 # --------------------------------------------------------------------------- detection and tracking
 
 
-def _paired_frames(frames: Iterable[dict[str, Any]], truth: Truth, config: EvalConfig):
+def _frames(frames: Iterable[TrackFrame | dict[str, Any]]) -> list[TrackFrame]:
+    """Frames as read by record.run_folder; decoded tracks.jsonl lines (dicts) are converted."""
+    out = []
+    for frame in frames:
+        if isinstance(frame, TrackFrame):
+            out.append(frame)
+            continue
+        try:
+            out.append(track_frame(frame))
+        except ValueError as problem:
+            raise EvalError(f"a tracks line to score is malformed: {problem}") from None
+    return out
+
+
+def _paired_frames(frames: Iterable[TrackFrame | dict[str, Any]], truth: Truth, config: EvalConfig):
     """(run frame, truth frame) for each run frame that has a truth frame close enough in time."""
     times = np.array([float(f["t"]) for f in truth.frames])
     if times.size == 0:
         return
-    for frame in frames:
-        t = float(frame["t"])
+    for frame in _frames(frames):
+        t = frame.t
         k = int(np.clip(np.searchsorted(times, t), 1, times.size - 1)) if times.size > 1 else 0
         k = k - 1 if k > 0 and abs(times[k - 1] - t) <= abs(times[k] - t) else k
         if abs(times[k] - t) <= config.frame_tolerance_s:
@@ -474,26 +451,27 @@ def _visible(truth: Truth, frame: dict[str, Any]) -> list[tuple[int, str, float,
     return [(int(r[0]), truth.owners[int(r[0])], float(r[1]), float(r[2])) for r in frame["balls"] if r[7]]
 
 
-def score_detection(frames: Iterable[dict[str, Any]], truth: Truth, config: EvalConfig) -> DetectionReport:
+def score_detection(frames: Iterable[TrackFrame | dict[str, Any]], truth: Truth,
+                    config: EvalConfig) -> DetectionReport:
     n_frames = n_truth = n_det = tp = wrong = 0
     errors: list[float] = []
     for run_frame, truth_frame in _paired_frames(frames, truth, config):
         balls = _visible(truth, truth_frame)
-        dets = run_frame.get("detections", [])
+        dets = run_frame.detections
         n_frames += 1
         n_truth += len(balls)
         n_det += len(dets)
         if not balls or not dets:
             continue
         a = np.array([[b[2], b[3]] for b in balls])
-        d = np.array([[row[4], row[5]] for row in dets], float)
+        d = np.array([[det.x, det.y] for det in dets], float)
         dist = np.linalg.norm(a[:, None, :] - d[None, :, :], axis=2)
         rows, cols = linear_sum_assignment(np.where(dist <= config.detection_gate_mm, dist, 1e6))
         for i, j in zip(rows, cols):
             if dist[i, j] > config.detection_gate_mm:
                 continue
             errors.append(float(dist[i, j]))
-            if dets[j][0] == balls[i][1]:
+            if dets[j].colour == balls[i][1]:
                 tp += 1
             else:
                 wrong += 1
@@ -501,21 +479,22 @@ def score_detection(frames: Iterable[dict[str, Any]], truth: Truth, config: Eval
                            Stats.of(errors))
 
 
-def score_tracking(frames: Iterable[dict[str, Any]], truth: Truth, config: EvalConfig) -> TrackingReport:
+def score_tracking(frames: Iterable[TrackFrame | dict[str, Any]], truth: Truth,
+                   config: EvalConfig) -> TrackingReport:
     import motmetrics  # py-motmetrics: the standard CLEAR-MOT / ID metrics (wrapped here only)
 
     acc = motmetrics.MOTAccumulator(auto_id=False)
     n_frames = 0
     for run_frame, truth_frame in _paired_frames(frames, truth, config):
         balls = _visible(truth, truth_frame)
-        tracks = run_frame.get("tracks", [])
+        tracks = run_frame.tracks
         d2 = np.full((len(balls), len(tracks)), np.nan)
         for i, (_, owner, x, y) in enumerate(balls):
-            for j, row in enumerate(tracks):
-                dd = (x - row[2]) ** 2 + (y - row[3]) ** 2
-                if row[1] == owner and dd <= config.track_gate_mm ** 2:
+            for j, track in enumerate(tracks):
+                dd = (x - track.x) ** 2 + (y - track.y) ** 2
+                if track.colour == owner and dd <= config.track_gate_mm ** 2:
                     d2[i, j] = dd
-        acc.update([b[0] for b in balls], [int(row[0]) for row in tracks], d2, frameid=n_frames)
+        acc.update([b[0] for b in balls], [track.id for track in tracks], d2, frameid=n_frames)
         n_frames += 1
     if n_frames == 0:
         return TrackingReport(0, 0.0, 0.0, 0, 0, 0, 0, None)

@@ -6,10 +6,8 @@ import argparse
 from datetime import datetime, timezone
 from pathlib import Path
 
+from record.run_folder import CORRECTED_RESULT_FILE, CORRECTIONS_FILE, DIFF_FILE, EVENTS_FILE, RESULT_FILE
 from review.corrections import (
-    CORRECTED_RESULT_FILE,
-    CORRECTIONS_FILE,
-    DIFF_FILE,
     Ask,
     CorrectionError,
     apply_corrections,
@@ -34,9 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Record umpire corrections to a run folder of `referee run` and replay the whole log with them. "
             f"Corrections are appended to RUN_DIR/{CORRECTIONS_FILE} with who (--by) and why (--reason); "
-            f"events.jsonl is never changed. Writes RUN_DIR/{CORRECTED_RESULT_FILE} and RUN_DIR/{DIFF_FILE} "
-            "(what changed against result.json) and prints the diff. Ids are those of the report: L<line> of "
-            "events.jsonl, C<n> of corrections. A correction that makes no sense writes nothing. "
+            f"{EVENTS_FILE} is never changed. Writes RUN_DIR/{CORRECTED_RESULT_FILE} and RUN_DIR/{DIFF_FILE} "
+            f"(what changed against {RESULT_FILE}) and prints the diff. Ids are those of the report: L<line> of "
+            f"{EVENTS_FILE}, C<n> of corrections. A correction that makes no sense writes nothing. "
             "Without a new correction, the recorded ones are replayed again. See docs/review.md."
         ),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from record.run_folder import HIGHLIGHTS_DIR
 from referee.commands.annotate import add_review_arguments
 from review.annotate import open_review
 from review.highlights import INDEX_FILE, ClipSettings, write_highlights
@@ -25,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_review_arguments(parser)
     defaults = ClipSettings()
-    parser.add_argument("--out", type=Path, metavar="DIR", help="folder for the clips (default: RUN_DIR/highlights)")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help=f"folder for the clips (default: RUN_DIR/{HIGHLIGHTS_DIR})")
     parser.add_argument("--lead", type=float, default=defaults.lead_s, metavar="S",
                         help=f"seconds shown before the shot begins (default: {defaults.lead_s:g})")
     parser.add_argument("--tail", type=float, default=defaults.tail_s, metavar="S",
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"--{name} is {getattr(args, name):g}; give seconds, 0 or more")
     review = open_review(args.run_dir, args.source, args.calibration, args.profile)
     settings = ClipSettings(args.lead, args.tail, args.card)
-    done = write_highlights(review, args.out or args.run_dir / "highlights", settings, progress=not args.quiet)
+    done = write_highlights(review, args.out or args.run_dir / HIGHLIGHTS_DIR, settings, progress=not args.quiet)
     if not args.quiet:
         for clip in done.clips:
             print(f"{clip.file}: {clip.first_t:.2f}-{clip.last_t:.2f} s, {', '.join(clip.plan.kinds)}: "

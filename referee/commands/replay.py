@@ -6,9 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from rules.files import write_json_atomically
 from rules.games import GAMES, load_config
 from rules.replay import read_log, replay
-from rules.result import build_result, write_json_atomically
+from rules.result import build_result
 from rules.scoresheet import render_score_sheet
 
 

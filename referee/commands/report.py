@@ -6,6 +6,8 @@ import argparse
 import time
 from pathlib import Path
 
+from record.run_folder import CALIBRATION_FILE, HIGHLIGHTS_DIR, RESULT_FILE
+from review.highlights import INDEX_FILE
 from review.report import build_report
 
 
@@ -18,18 +20,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "over time, a row per shot with a thumbnail of the settled table (from the source video) and "
             "the event ids `referee correct` takes, the calls flagged for review first, and the run's "
             "metadata. With umpire corrections it shows the corrected result. Clips of `referee highlights` "
-            "(RUN_DIR/highlights/index.json, or --clips DIR) are linked per shot. See docs/review.md."
+            f"(RUN_DIR/{HIGHLIGHTS_DIR}/{INDEX_FILE}, or --clips DIR) are linked per shot. See docs/review.md."
         ),
     )
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the --out folder of `referee run`")
     p.add_argument("--out", type=Path, required=True, metavar="FILE", help="the HTML file to write")
     p.add_argument("--video", type=Path, metavar="FILE",
-                   help="the source video (default: the one named in result.json)")
+                   help=f"the source video (default: the one named in {RESULT_FILE})")
     p.add_argument("--clips", type=Path, metavar="DIR",
-                   help="highlight clips folder with index.json (default: RUN_DIR/highlights)")
+                   help=f"highlight clips folder with {INDEX_FILE} (default: RUN_DIR/{HIGHLIGHTS_DIR})")
     p.add_argument("--calibration", type=Path, metavar="FILE",
                    help="the calibration the run used, to show its profile and error "
-                        "(default: RUN_DIR/calibration.json)")
+                        f"(default: RUN_DIR/{CALIBRATION_FILE})")
     p.add_argument("--no-thumbnails", action="store_true", help="no pictures (e.g. a camera or stream run)")
     p.set_defaults(handler=run)
 

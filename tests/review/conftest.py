@@ -15,12 +15,14 @@ from pathlib import Path
 import pytest
 
 from calibration.profile import load_profile
+from record.run_folder import TRACKS_FILE
 from referee.cli import main
+from rules.files import write_json_atomically
 from rules.replay import read_log, replay
-from rules.result import build_result, write_json_atomically
+from rules.result import build_result
 from vision.cells import read_settled
 from vision.config import PipelineConfig
-from vision.evaluate import TRACKS_FILE, FrameLog
+from vision.evaluate import FrameLog
 from vision.event_log import EventLog
 from vision.mapping import BoardMapper
 from vision.pipeline import Referee

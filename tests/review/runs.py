@@ -18,8 +18,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from rules.files import write_json_atomically
 from rules.replay import read_log, replay
-from rules.result import build_result, write_json_atomically
+from rules.result import build_result
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_videos"

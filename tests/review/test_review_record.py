@@ -6,8 +6,9 @@ import pytest
 
 from review.record import load_run
 from rules.errors import InputError
+from rules.files import write_json_atomically
 from rules.replay import read_log, replay
-from rules.result import build_result, write_json_atomically
+from rules.result import build_result
 
 
 def test_chains_grand_slam_and_last_shot_are_moments(sc_run):
