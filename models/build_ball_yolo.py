@@ -70,10 +70,10 @@ def make_data(out: Path, crop: int) -> dict:
     import numpy as np
 
     from calibration.profile import load_profile
-    from referee.commands.simulate import simulate_match
     from simulation.camera import make_camera
     from simulation.realism import Realism
     from simulation.render import Renderer
+    from simulation.simulate import simulate_match
     from vision.video_io import VideoWriter, read_frames
 
     if out.exists():

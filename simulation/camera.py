@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calibration.profile import StarClusterProfile, TableProfile
+from calibration.profile import TableProfile
 from rules.errors import InputError
+from simulation.games import CAMERA_PRESETS, simulated_game
 
-PRESETS = ("overhead", "behind_play_line")
+PRESETS = CAMERA_PRESETS
 
 
 @dataclass(frozen=True)
@@ -83,13 +84,10 @@ def make_camera(profile: TableProfile, preset: str, width: int, height: int,
     if width < 16 or height < 16 or width % 2 or height % 2:
         raise InputError(f"image size must be even and at least 16 px, got {width}x{height}")
     w, l = profile.table.x_max, profile.table.y_max
-    star = isinstance(profile, StarClusterProfile)
     if preset == "overhead":
         default = ((w / 2, l / 2, 1800.0), (w / 2, l / 2, 0.0), (0.0, 1.0, 0.0) if l <= w * 1.2 else (-1.0, 0.0, 0.0))
-    elif star:  # high angle from behind the Play Line, looking up the slope
-        default = ((w / 2, -700.0, 800.0), (w / 2, 0.5 * l, 0.0), (0.0, 0.0, 1.0))
-    else:  # from the south seat's side, above the player's head
-        default = ((w / 2, -420.0, 620.0), (w / 2, 0.45 * l, 0.0), (0.0, 0.0, 1.0))
+    else:  # the game's own view from the player's end (simulation.games)
+        default = simulated_game(profile.game).behind_play_line.pose(w, l)
     position = default[0] if position is None else position
     target = default[1] if target is None else target
     up = default[2] if up is None else up

@@ -15,10 +15,10 @@ import cv2
 import numpy as np
 
 from calibration.profile import load_profile
-from referee.commands.simulate import simulate_to
-from simulation.piratenbillard import SCENARIOS as PB_SCENARIOS
+from simulation.games import GAMES
 from simulation.realism import Realism
 from simulation.render import PLAYER_COLOURS
+from simulation.simulate import simulate_to
 from vision.video_io import read_frames
 
 ROOT = Path(__file__).resolve().parent.parent / "sample_videos"
@@ -28,9 +28,7 @@ OVERHEAD = {("piratenbillard", "capture"), ("piratenbillard", "off_board"), ("st
 
 
 def samples() -> list[tuple[str, str]]:
-    from simulation.starcluster import STARCLUSTER_SCENARIOS
-
-    every = [("starcluster", s) for s in STARCLUSTER_SCENARIOS] + [("piratenbillard", s) for s in PB_SCENARIOS]
+    every = [(name, s) for name, game in GAMES.items() for s in game.simulator().scenarios]
     return sorted(every, key=lambda sample: sample[1] == "full_game")  # the long full games last
 
 

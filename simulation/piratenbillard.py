@@ -32,7 +32,7 @@ from rules.events import (
 )
 from rules.games import make_engine
 from rules.piratenbillard.board import is_cell, opposite, row_seat, starting_row
-from simulation.trajectory import BallPose, HandPose, Match, SimFrame
+from simulation.trajectory import BallPose, GameSimulator, HandPose, Match, SimFrame
 
 GRAVITY = 9810.0  # mm/s^2
 RESTITUTION = 0.35
@@ -129,9 +129,10 @@ class _Driver:
         assert source is not None
         sx, sy = ball.x, ball.y
         where = p.locate(aim).at
+        dest: Cell | None
         if where.row is not None and where.col is not None:
-            dest: Cell | None = (where.row, where.col)
-            ex, ey = self.rest_point(dest, ball)  # type: ignore[arg-type]
+            dest = (where.row, where.col)
+            ex, ey = self.rest_point(dest, ball)
         else:  # out: the ball carries on over the edge of the board
             dest = None
             dx, dy = aim[0] - sx, aim[1] - sy
@@ -217,7 +218,7 @@ def simulate_piratenbillard(profile: PiratenbillardProfile, seed: int, scenario:
     seats = {SEAT_COLOURS[s]: s for s in SEATS_FOR[players]}
     config = {"target_points": options.target_points}
     engine = make_engine("piratenbillard", config)
-    balls = []
+    balls: list[_Ball] = []
     for owner, seat in seats.items():
         for cell in starting_row(seat):
             x, y = profile.space_center(*cell)
@@ -319,3 +320,12 @@ def _choose(sim: _Driver, player: str) -> tuple[_Ball, Cell]:
 
 def _reach(a: Cell, b: Cell) -> int:
     return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
+
+
+def sim_options(fps: float, duration: float | None, players: int | None) -> PiratenbillardOptions:
+    """The options `referee simulate` asks for: no new shot starts after `duration` seconds."""
+    return PiratenbillardOptions(players=players, fps=fps, duration_s=duration)
+
+
+SIMULATOR: GameSimulator[PiratenbillardProfile, PiratenbillardOptions] = GameSimulator(
+    scenarios=SCENARIOS, options=sim_options, simulate=simulate_piratenbillard)

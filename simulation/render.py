@@ -17,10 +17,12 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from calibration.profile import StarClusterProfile, TableProfile
+from calibration.profile import TableProfile
 from calibration.render import render_board, warp_to_camera
+from rules.errors import InputError
 from simulation import people, sprites
 from simulation.camera import Camera, shift_matrix
+from simulation.games import simulated_game
 from simulation.realism import Effects, Realism
 from simulation.trajectory import Match, SimFrame
 from vision.video_io import VideoWriter
@@ -75,7 +77,9 @@ class Renderer:
                  board_px_per_mm: float | None = None) -> None:
         self.profile, self.camera, self.realism = profile, camera, realism
         self.radius = profile.ball_diameter_mm / 2
-        self.material = "glass" if isinstance(profile, StarClusterProfile) else "wood"
+        game = simulated_game(profile.game)
+        self.material = game.ball_material
+        self.person_at_play_line = game.player_at_play_line
         self.light_cam = camera.r @ LIGHT
         # enough texture resolution for the image: about 1.5 texture pixels per image pixel
         corners = np.array([[0, 0, 0], [profile.table.x_max, profile.table.y_max, 0]])
@@ -140,7 +144,7 @@ class Renderer:
             hand_px, mask = self._hand(img, frame, s)
             cover |= mask
         person = None
-        if frame.person is not None and self.realism.person and isinstance(self.profile, StarClusterProfile):
+        if frame.person is not None and self.realism.person and self.person_at_play_line:
             person, mask = self._person(img, frame, s)
             cover |= mask
         angles = self.effects.shake_angles(frame.t)
@@ -178,8 +182,12 @@ class Renderer:
 
     def _person(self, img: np.ndarray, frame: SimFrame, s: np.ndarray):
         pose = frame.person
-        assert pose is not None and isinstance(self.profile, StarClusterProfile)
-        line_y = self.profile.play_line[0][1]
+        line = self.profile.play_line
+        assert pose is not None
+        if line is None:
+            raise InputError(f"profile {self.profile.name}: a player stands at the Play Line in "
+                             f"{self.profile.game}, but the profile has no play_line")
+        line_y = line[0][1]
         plane_h = self.camera.plane_homography(s)
         photo = people.astronaut()
         affine = people.place_person(plane_h, line_y, pose.x, pose.reach_mm, photo)

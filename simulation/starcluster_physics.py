@@ -191,6 +191,7 @@ class Table:
             if ball_shape.collision_type != BALL:
                 ball_shape, lip_shape = lip_shape, ball_shape
             body = ball_shape.body
+            assert body is not None  # every ball shape is attached to its ball's body
             vx, vy = body.velocity
             if abs(vy) > lip_speed:
                 passing[(id(ball_shape), id(lip_shape))] = True

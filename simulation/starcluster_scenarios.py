@@ -13,9 +13,22 @@ from typing import Any, Callable
 
 from rules.events import Location, Place
 
-from .starcluster import MatchDriver, StarClusterSimOptions
+from .starcluster_driver import MatchDriver, StarClusterSimOptions
 from .starcluster_physics import Launch
 from .starcluster_players import aims_for, with_noise
+
+# Every scenario, with what its clip shows (the first note of its Match); SCRIPTS below plays each.
+STARCLUSTER_SCENARIOS: dict[str, str] = {
+    "full_game": "a whole game of two shortened rounds played by two simulated players",
+    "chain_grand_slam": "one player fills Position 1 slot by slot: chains, then a Grand Slam",
+    "play_line_foul": "the shooter leans over the Play Line (head first): the shot is void and the ball removed",
+    "knock_into_slot": "a shot knocks the opponent's returned ball into a slot: foul, the opponent scores",
+    "gutter_ball": "a ball runs into a gutter: out for the round, lifted off by hand",
+    "grouping": "a ball comes to rest on the board without scoring: Grouped, the turn ends",
+    "out_of_balls_bank": "a player runs out of balls; the opponent banks the balls in hand",
+    "out_of_balls_final_sequence": "a player runs out of balls; the opponent plays a Final Sequence",
+    "table_shove": "the shooter shoves the table during a shot: deliberate table movement foul",
+}
 
 Ends = dict[int, Location]
 

@@ -1,17 +1,17 @@
 """What a simulated match hands to the renderer and to the truth file.
 
-The physics (one module per game) plays a match and records, for every video
-frame, where each ball is in the table's own millimetres, where a hand or a
-player's body is, and how the table and camera are displaced. The renderer
-turns these frames into pixels; the truth file stores them beside the event
-log that the rules engine scored. Both read the same frames, so the video and
-its truth cannot drift apart.
+The physics (one module per game, each offering a `GameSimulator`) plays a
+match and records, for every video frame, where each ball is in the table's
+own millimetres, where a hand or a player's body is, and how the table and
+camera are displaced. The renderer turns these frames into pixels; the truth
+file stores them beside the event log that the rules engine scored. Both read
+the same frames, so the video and its truth cannot drift apart.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Generic, TypeVar
 
 from rules.events import Event
 
@@ -78,7 +78,7 @@ class SimFrame:
 class Match:
     """A simulated match: its frames, the event log the referee should produce, and the scored truth."""
 
-    game: str  # "starcluster" | "piratenbillard"
+    game: str  # the simulated game's name (simulation.games), which is its profiles' `game`
     seed: int
     scenario: str  # "full_game" or a scenario name
     fps: float
@@ -86,3 +86,21 @@ class Match:
     events: tuple[Event, ...]  # the true observations and umpire inputs, in the event-model format
     config: dict[str, Any]  # the game config the engine used
     notes: tuple[str, ...] = ()  # what the scenario shows, for the README and contact sheets
+
+
+ProfileT = TypeVar("ProfileT")  # the game's table profile kind
+OptionsT = TypeVar("OptionsT")  # the game's simulation options
+
+
+@dataclass(frozen=True)
+class GameSimulator(Generic[ProfileT, OptionsT]):
+    """What one game's simulator module offers as its `SIMULATOR` (simulation.games finds it by name).
+
+    `options(fps, duration_s, players)` turns what `referee simulate` takes into the game's
+    options; `simulate(profile, seed, scenario, options)` plays the match. Both raise InputError
+    on a value the game does not take.
+    """
+
+    scenarios: tuple[str, ...]  # "full_game" and the rules scenarios, in sample order
+    options: Callable[[float, float | None, int | None], OptionsT]
+    simulate: Callable[[ProfileT, int, str, OptionsT], Match]

@@ -7,6 +7,8 @@ import pytest
 from calibration.profile import load_profile
 from rules.replay import replay
 from simulation.starcluster import STARCLUSTER_SCENARIOS, StarClusterSimOptions, simulate_starcluster
+from simulation.starcluster_driver import MatchDriver
+from simulation.starcluster_scenarios import SCRIPTS, scenario_config
 
 
 def _has(decisions, kind, rule=None, label=None, data=None):
@@ -56,9 +58,6 @@ def test_scenario_produces_its_rule(profile, scenario, seed):
 
 
 def simulate_live_decisions(profile, seed, scenario):
-    from simulation.starcluster import MatchDriver
-    from simulation.starcluster_scenarios import SCRIPTS, scenario_config
-
     options = StarClusterSimOptions()
     driver = MatchDriver(profile, seed, scenario, options, scenario_config(scenario, options))
     driver.start_game()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from referee.commands.simulate import simulate_to
 from rules.events import parse_event
 from rules.replay import replay
 from rules.result import build_result
 from simulation.realism import Realism
+from simulation.simulate import simulate_to
 
 SMALL = dict(width=320, height=180, duration=3.0, progress=False)
 

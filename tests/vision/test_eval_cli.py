@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from referee.commands.simulate import simulate_to
+from simulation.simulate import simulate_to
 from simulation.realism import Realism
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.commands.simulate import simulate_to
+from simulation.simulate import simulate_to
 from rules.events import Location
 from simulation.realism import Realism
 from vision.evaluate import (

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from calibration.profile import load_profile
-from referee.commands.simulate import simulate_to
+from simulation.simulate import simulate_to
 from rules.errors import InputError
 from rules.events import Snapshot
 from rules.replay import read_log, replay

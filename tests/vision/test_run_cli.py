@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from referee.cli import main
-from referee.commands.simulate import simulate_to
+from simulation.simulate import simulate_to
 from simulation.realism import Realism
 from vision.video_io import VideoWriter
 
