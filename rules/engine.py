@@ -3,13 +3,14 @@
 An engine is fed events one at a time, in log order, and answers with the
 decisions each one causes. It never looks at pixels and never reads a clock:
 time comes only from the events, so replaying a log always gives the same
-decisions.
+decisions. `check(event)` tells, without changing anything, whether `feed`
+would refuse an event and why; `state()` is a read-only view of the engine.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping, Protocol, runtime_checkable
 
 from .decisions import Decision
 from .events import Event
@@ -58,11 +59,67 @@ class Standings:
                 "complete": self.complete, "to_play": self.to_play, "status": self.status}
 
 
+@dataclass(frozen=True)
+class PendingChoice:
+    """A choice the engine waits for before play goes on (Star Cluster Ball: bank or Final Sequence)."""
+
+    player: str  # who must choose
+    options: tuple[str, ...]  # the `choice` values an out_of_balls_choice may give
+    reason: str  # why the choice is asked, e.g. "red has no balls left"
+
+
+@runtime_checkable
+class EngineState(Protocol):
+    """What every engine's `state()` tells, read-only. Each game adds its own fields (see the engines).
+
+    The round clock (Star Cluster Ball; Piratenbillard has one round and no clock): `round_started_at` is
+    when the current round's clock started (its round_start or first shot; None: not yet),
+    `round_ended_at` when the current round got its result while no new round followed (the match ended;
+    None while it runs), `round_length_s` its length (None: no round or no clock), `clock_counts_down`
+    whether the engine ends rounds when the clock runs out.
+    """
+
+    @property
+    def players(self) -> tuple[str, ...]: ...
+    @property
+    def to_play(self) -> str | None: ...  # as Standings.to_play: None before game_start and once complete
+    @property
+    def balls_to_play(self) -> Mapping[str, int]: ...  # per player: balls they can still play
+    @property
+    def pending_choice(self) -> PendingChoice | None: ...
+    @property
+    def round_number(self) -> int | None: ...
+    @property
+    def round_tiebreak(self) -> bool: ...
+    @property
+    def round_started_at(self) -> float | None: ...
+    @property
+    def round_ended_at(self) -> float | None: ...
+    @property
+    def round_length_s(self) -> float | None: ...
+    @property
+    def clock_counts_down(self) -> bool: ...
+    @property
+    def shot_in_progress(self) -> bool: ...
+    @property
+    def complete(self) -> bool: ...
+
+
 class RulesEngine(Protocol):
     game: str  # "starcluster" | "piratenbillard"
 
+    def check(self, event: Event) -> str | None:
+        """Why `feed(event)` would refuse the event (the InputError message it would raise), or None when it
+        would be accepted. Never changes the engine."""
+
     def feed(self, event: Event) -> list[Decision]:
-        """Apply one event (log order) and return the decisions it causes."""
+        """Apply one event (log order) and return the decisions it causes.
+
+        Raises InputError with `check(event)`'s reason, before touching any state, when the event is refused:
+        a refused event changes nothing."""
+
+    def state(self) -> EngineState:
+        """The engine's state now, as an immutable value."""
 
     def close(self, t: float) -> list[Decision]:
         """The log has ended at time `t`: finish what the rules finish (clock, results)."""

@@ -7,15 +7,20 @@ PB-4): out, secured, given to a neighbour, a capture, a stack or a plain move.
 Balls the call takes off the board are announced as LIFT decisions and leave
 the engine's board at once, so the next snapshot is checked against the table
 the players should have after lifting them.
+
+`check(event)` says why `feed` would refuse an event (None: it would be accepted); `feed` asks it first and
+raises InputError before touching anything, so a refused event changes nothing. `state()` is the engine's
+state as an immutable PiratenbillardState.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from ..decisions import Decision, DecisionKind, ScoreItem
-from ..engine import GameScore, RoundScore, Standings
+from ..engine import GameScore, PendingChoice, RoundScore, Standings
 from ..errors import InputError
 from ..events import (
     BallLifted,
@@ -54,6 +59,52 @@ class Lift:
 
 
 @dataclass(frozen=True)
+class PiratenbillardState:
+    """The engine's state at one moment, read-only (`PiratenbillardEngine.state()`; rules.engine.EngineState).
+
+    The game is one round (number 1) with no clock: it starts with the first strike (or a round_start) and
+    ends with the game result.
+    """
+
+    players: tuple[str, ...]
+    to_play: str | None  # None before game_start and once the game is over
+    balls_to_play: Mapping[str, int]  # each player's balls still on the board
+    pending_choice: PendingChoice | None  # always None: Piratenbillard asks no choice
+    round_number: int | None  # 1 once the game started
+    round_tiebreak: bool  # always False
+    round_started_at: float | None  # the first shot_started or round_start after game_start
+    round_ended_at: float | None  # the game result
+    round_length_s: float | None  # always None: no round clock
+    clock_counts_down: bool  # always False
+    shot_in_progress: bool  # a shot_started waits for its table_settled
+    complete: bool
+    seats: Mapping[str, int]  # 0 south, 1 west, 2 north, 3 east
+    shooter: str | None  # whose strike is in progress
+    board: Mapping[tuple[Cell, str], int]  # (cell, owner) -> balls the engine believes lie there
+    points: Mapping[str, int]  # treasure points
+    treasure_balls: Mapping[str, int]
+    out_of_game: Mapping[str, int]  # balls that left the board (back in the box)
+    pending_lifts: tuple[Lift, ...]  # called lifts not yet confirmed by a ball_lifted
+    must_play: tuple[Cell, ...]  # PB-5.3: stacked pairs of the player to play
+    winners: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "players": list(self.players), "to_play": self.to_play, "balls_to_play": dict(self.balls_to_play),
+            "pending_choice": None, "round_number": self.round_number, "round_tiebreak": self.round_tiebreak,
+            "round_started_at": self.round_started_at, "round_ended_at": self.round_ended_at,
+            "round_length_s": self.round_length_s, "clock_counts_down": self.clock_counts_down,
+            "shot_in_progress": self.shot_in_progress, "complete": self.complete, "seats": dict(self.seats),
+            "shooter": self.shooter,
+            "board": [{"cell": list(cell), "owner": owner, "count": n} for (cell, owner), n in self.board.items()],
+            "points": dict(self.points), "treasure_balls": dict(self.treasure_balls),
+            "out_of_game": dict(self.out_of_game),
+            "pending_lifts": [PiratenbillardEngine._lift_json(lift) for lift in self.pending_lifts],
+            "must_play": [list(c) for c in self.must_play], "winners": list(self.winners),
+        }
+
+
+@dataclass(frozen=True)
 class _Shot:
     event: ShotStarted
     player: str
@@ -77,6 +128,8 @@ class PiratenbillardEngine:
         self._started = False
         self._complete = False
         self._winners: tuple[str, ...] = ()
+        self._started_at: float | None = None  # the single round: first strike (or round_start) ...
+        self._ended_at: float | None = None  # ... to the game result
         # The event being fed: every decision names it and inherits its confidence.
         self._event: Event | None = None
         self._confidence = 1.0
@@ -84,21 +137,21 @@ class PiratenbillardEngine:
 
     # ------------------------------------------------------------------ protocol
 
+    def check(self, event: Event) -> str | None:
+        """Why `feed(event)` would refuse `event` (its InputError message), or None; changes nothing."""
+        return self._refusal(event)
+
     def feed(self, event: Event) -> list[Decision]:
+        reason = self._refusal(event)
+        if reason is not None:
+            raise InputError(reason)  # before any change: a refused event leaves the engine as it was
         self._event, self._confidence, self._flag_all = event, 1.0, False
         if isinstance(event, Confirm):
             return []
         if isinstance(event, GameStart):
-            if self._started:
-                raise InputError(f"event {event.id}: a second game_start; a Piratenbillard log holds one game, "
-                                 "start a new log for the next game")
             return self._start(event)
-        if not self._started:
-            raise InputError(f"event {event.id}: {event.TYPE} before game_start; the log must begin with "
-                             "game_start naming the players and their seats")
-        if isinstance(event, OutOfBallsChoice):
-            raise InputError(f"event {event.id}: out_of_balls_choice is a Star Cluster Ball input; "
-                             "Piratenbillard has no such choice, remove it from the log")
+        if self._started_at is None and not self._complete and isinstance(event, (ShotStarted, RoundStart)):
+            self._started_at = event.t
         if self._complete:
             return self._after_end(event)
         if isinstance(event, ShotStarted):
@@ -108,7 +161,6 @@ class PiratenbillardEngine:
         if isinstance(event, BallLifted):
             return self._ball_lifted(event)
         if isinstance(event, BallPlaced):
-            self._player(event.owner, "ball owner")
             return [self._warn(f"a {event.owner} ball was put on the board at {event.at} by hand; no rule puts a "
                                "ball back, check the table", "PB-7.2")]
         if isinstance(event, TableMovement):
@@ -116,9 +168,7 @@ class PiratenbillardEngine:
                                "PB-7.2")]
         if isinstance(event, UmpireFoul):
             return self._umpire_foul(event)
-        if isinstance(event, (PlayLineCrossing, RoundStart, RoundEnd)):
-            return []  # no Play Line and no rounds in Piratenbillard
-        raise InputError(f"event {event.id}: {event.TYPE} is not a Piratenbillard event")
+        return []  # play_line_crossing, round_start, round_end: no Play Line and no rounds in Piratenbillard
 
     def close(self, t: float) -> list[Decision]:
         if not self._started or self._complete:
@@ -143,45 +193,142 @@ class PiratenbillardEngine:
             status=self._status(),
         )
 
-    # ------------------------------------------------------------------ views for checks and tests
+    def state(self) -> PiratenbillardState:
+        players = self._players if self._started else ()
+        to_play = None if self._complete else self._to_play
+        must_play = tuple(sorted(cell for (cell, o), n in self._board.items() if o == to_play and n >= 2))
+        return PiratenbillardState(
+            players=players,
+            to_play=to_play,
+            balls_to_play=MappingProxyType({p: self._balls_of(p) for p in players}),
+            pending_choice=None,
+            round_number=1 if self._started else None,
+            round_tiebreak=False,
+            round_started_at=self._started_at,
+            round_ended_at=self._ended_at,
+            round_length_s=None,
+            clock_counts_down=False,
+            shot_in_progress=self._shot is not None,
+            complete=self._complete,
+            seats=MappingProxyType({p: self._seat[p] for p in players}),
+            shooter=None if self._shot is None else self._shot.player,
+            board=MappingProxyType(dict(sorted(self._board.items()))),
+            points=MappingProxyType({p: self._points[p] for p in players}),
+            treasure_balls=MappingProxyType({p: self._treasure_balls[p] for p in players}),
+            out_of_game=MappingProxyType({p: self._out[p] for p in players}),
+            pending_lifts=tuple(self._pending_lifts),
+            must_play=must_play,
+            winners=self._winners,
+        )
 
-    def board(self) -> dict[Key, int]:
-        """The balls the engine believes lie on the board: (cell, owner) -> count."""
-        return dict(sorted(self._board.items()))
+    # ------------------------------------------------------------------ legality (what feed refuses)
 
-    def treasure_balls(self) -> dict[str, int]:
-        return dict(self._treasure_balls)
+    def _refusal(self, event: Event) -> str | None:
+        """The first reason `event` cannot be applied, in the order feed meets them; None: it is accepted.
 
-    def out_of_game(self) -> dict[str, int]:
-        return dict(self._out)
+        Reads the engine only (Piratenbillard has no clock: time passing changes nothing).
+        """
+        if isinstance(event, Confirm):
+            return None
+        if isinstance(event, GameStart):
+            if self._started:
+                return (f"event {event.id}: a second game_start; a Piratenbillard log holds one game, "
+                        "start a new log for the next game")
+            return self._start_refusal(event)
+        if not self._started:
+            return (f"event {event.id}: {event.TYPE} before game_start; the log must begin with "
+                    "game_start naming the players and their seats")
+        if isinstance(event, OutOfBallsChoice):
+            return (f"event {event.id}: out_of_balls_choice is a Star Cluster Ball input; "
+                    "Piratenbillard has no such choice, remove it from the log")
+        if self._complete:  # PB-7.3
+            if self.config.after_end == "error":
+                return (f"event {event.id}: {event.TYPE} after the game ended ({self._status()}); "
+                        "cut the log at the end of the game or set after_end to 'warn'")
+            return None
+        if isinstance(event, ShotStarted):
+            if event.player is not None and (reason := self._not_a_player(event.player, event, "shooter")):
+                return reason
+            if event.ball_from is not None:
+                return self._not_a_cell(event.ball_from, event, "ball_from")
+            return None
+        if isinstance(event, TableSettled):
+            return self._snapshot_refusal(event)
+        if isinstance(event, BallLifted):
+            if reason := self._not_a_player(event.owner, event, "ball owner"):
+                return reason
+            return self._not_a_cell(event.at, event, "at") if event.at.place is Place.CELL else None
+        if isinstance(event, BallPlaced):
+            return self._not_a_player(event.owner, event, "ball owner")
+        if isinstance(event, UmpireFoul):
+            return self._not_a_player(event.player, event, "fouling player")
+        if isinstance(event, (TableMovement, PlayLineCrossing, RoundStart, RoundEnd)):
+            return None
+        return f"event {event.id}: {event.TYPE} is not a Piratenbillard event"
 
-    def pending_lifts(self) -> tuple[Lift, ...]:
-        return tuple(self._pending_lifts)
+    def _start_refusal(self, event: GameStart) -> str | None:
+        specs = event.players
+        if not 2 <= len(specs) <= 4:
+            return f"event {event.id}: Piratenbillard is played by 2, 3 or 4 players, got {len(specs)}"
+        given = [p.seat for p in specs]
+        if any(s is None for s in given) and not all(s is None for s in given):
+            return (f"event {event.id}: give every player a seat (0 south, 1 west, 2 north, 3 east) "
+                    "or none of them")
+        seats = _seats(event)
+        if len(set(seats)) != len(seats):
+            return f"event {event.id}: two players share a seat ({seats}); each side has one player"
+        if len(specs) == 2 and opposite(seats[0]) != seats[1]:
+            return (f"event {event.id}: with 2 players the seats must be opposite (0 and 2, or 1 and 3), "
+                    f"got {seats[0]} and {seats[1]}")
+        first_seat = self.config.first_seat if self.config.first_seat is not None else seats[0]
+        if first_seat not in seats:
+            return (f"event {event.id}: config 'first_seat' is {first_seat} ({SEAT_NAMES[first_seat]}), "
+                    f"but nobody sits there (seats: {sorted(seats)})")
+        return None
+
+    def _snapshot_refusal(self, event: TableSettled) -> str | None:
+        """A snapshot that cannot be this board (balls in snapshot order, as _read reads them)."""
+        per_owner: dict[str, int] = {}
+        for ball in event.snapshot.balls:
+            if reason := self._not_a_player(ball.owner, event, "ball owner"):
+                return reason
+            if ball.at.place is Place.OFF_TABLE:
+                continue
+            if reason := self._not_a_cell(ball.at, event, "ball"):
+                return reason
+            per_owner[ball.owner] = per_owner.get(ball.owner, 0) + 1
+        for owner in self._players:
+            if per_owner.get(owner, 0) > self.config.balls_per_player:
+                return (f"event {event.id}: the snapshot shows {per_owner[owner]} {owner} balls on "
+                        f"the board, but a player has {self.config.balls_per_player}; fix the snapshot")
+        return None
+
+    def _not_a_player(self, name: str, event: Event, what: str) -> str | None:
+        if name in self._seat:
+            return None
+        return (f"event {event.id}: {what} {name!r} is not a player (players: "
+                f"{', '.join(self._players)}); fix the colour in the log or add the player to game_start")
+
+    @staticmethod
+    def _not_a_cell(at: Location | None, event: Event, what: str) -> str | None:
+        if at is None or at.place is not Place.CELL:
+            return (f"event {event.id}: {what} at {at} is not a board space; Piratenbillard "
+                    "places are 'cell' (row, col) or 'off_table'")
+        if not is_cell((at.row, at.col)):  # type: ignore[arg-type]
+            return (f"event {event.id}: {what} at {at} is not one of the 96 spaces (rows and "
+                    "columns 0..9, no corners); fix the calibration or the log")
+        return None
 
     # ------------------------------------------------------------------ setup
 
     def _start(self, event: GameStart) -> list[Decision]:
+        """An accepted game_start (see _start_refusal)."""
         specs = event.players
-        if not 2 <= len(specs) <= 4:
-            raise InputError(f"event {event.id}: Piratenbillard is played by 2, 3 or 4 players, got {len(specs)}")
-        seats = [p.seat for p in specs]
-        if all(s is None for s in seats):
-            seats = [0, 2] if len(specs) == 2 else list(range(len(specs)))
-        elif any(s is None for s in seats):
-            raise InputError(f"event {event.id}: give every player a seat (0 south, 1 west, 2 north, 3 east) "
-                             "or none of them")
-        if len(set(seats)) != len(seats):
-            raise InputError(f"event {event.id}: two players share a seat ({seats}); each side has one player")
-        if len(specs) == 2 and opposite(seats[0]) != seats[1]:
-            raise InputError(f"event {event.id}: with 2 players the seats must be opposite (0 and 2, or 1 and 3), "
-                             f"got {seats[0]} and {seats[1]}")
+        seats = _seats(event)
         self._players = tuple(p.id for p in specs)
-        self._seat = {p.id: s for p, s in zip(specs, seats)}  # type: ignore[misc]
+        self._seat = {p.id: s for p, s in zip(specs, seats)}
         self._at_seat = {s: p for p, s in self._seat.items()}
         first_seat = self.config.first_seat if self.config.first_seat is not None else seats[0]
-        if first_seat not in self._at_seat:
-            raise InputError(f"event {event.id}: config 'first_seat' is {first_seat} ({SEAT_NAMES[first_seat]}), "
-                             f"but nobody sits there (seats: {sorted(self._at_seat)})")
         for player in self._players:
             for cell in starting_row(self._seat[player])[: self.config.balls_per_player]:
                 self._board[(cell, player)] = 1
@@ -199,12 +346,12 @@ class PiratenbillardEngine:
         if self._shot is not None:
             out.append(self._warn(f"shot {self._shot.event.id} never settled (no table_settled before "
                                   f"{event.id}); only the new shot is scored", "PB-7.2"))
-        player = self._to_play if event.player is None else self._player(event.player, "shooter")
+        player = self._to_play if event.player is None else event.player
         assert player is not None
         if player != self._to_play:
             out.append(self._warn(f"{player} strikes but {self._to_play} is to play; following the log", "PB-2.2"))
         if event.ball_from is not None:
-            cell = self._cell(event.ball_from, "ball_from")
+            cell = self._cell(event.ball_from)
             if self._board.get((cell, player), 0) == 0:
                 out.append(self._warn(f"{player} strikes from {cell_name(cell)}, but no {player} ball lies "
                                       "there on the engine's board; the table snapshot decides", "PB-3.1"))
@@ -230,7 +377,7 @@ class PiratenbillardEngine:
         out.extend(self._others_moved(delta, shooter))
         if shot is not None and not moved:
             self._to_play = shooter
-            where = f" at {cell_name(self._cell(shot.event.ball_from, 'ball_from'))}" if shot.event.ball_from else ""
+            where = f" at {cell_name(self._cell(shot.event.ball_from))}" if shot.event.ball_from else ""
             out.append(self._decision(DecisionKind.SHOT, f"{shooter}'s ball{where} did not leave its space",
                                       player=shooter, rule="PB-3.2", data=(("outcome", "stayed"),)))
             out.append(self._decision(DecisionKind.PHASE, f"repeat strike: {shooter} strikes again", player=shooter,
@@ -243,10 +390,9 @@ class PiratenbillardEngine:
         return out
 
     def _ball_lifted(self, event: BallLifted) -> list[Decision]:
-        self._player(event.owner, "ball owner")
         if event.at.place is not Place.CELL:
             return []  # off the board already (out, or back in the box)
-        cell = self._cell(event.at, "at")
+        cell = self._cell(event.at)
         for i, lift in enumerate(self._pending_lifts):
             if lift.cell == cell and lift.owner == event.owner:
                 if lift.count == 1:
@@ -258,35 +404,26 @@ class PiratenbillardEngine:
                            "put it back", "PB-7.1")]
 
     def _umpire_foul(self, event: UmpireFoul) -> list[Decision]:
-        player = self._player(event.player, "fouling player")
+        player = event.player
         extra = " (no free shot: Piratenbillard has none)" if event.free_shot else ""
         return [self._decision(DecisionKind.FOUL, f"umpire: {event.foul.replace('_', ' ')} by {player}; the "
                                f"Piratenbillard rulebook sets no penalty, recorded only{extra}", player=player,
                                rule="PB-7.4", data=(("foul", event.foul), ("penalty", "none")))]
 
     def _after_end(self, event: Event) -> list[Decision]:
-        if self.config.after_end == "error":
-            raise InputError(f"event {event.id}: {event.TYPE} after the game ended ({self._status()}); "
-                             "cut the log at the end of the game or set after_end to 'warn'")
+        """after_end "warn" (with "error" the event is refused)."""
         return [self._warn(f"{event.TYPE} after the game ended: ignored", "PB-7.3")]
 
     # ------------------------------------------------------------------ the table diff
 
     def _read(self, event: TableSettled) -> dict[Key, int]:
-        """Count the snapshot's balls per (cell, owner); reject what cannot be on this board."""
+        """Count the snapshot's balls per (cell, owner) (a valid snapshot: see _snapshot_refusal)."""
         seen: dict[Key, int] = {}
-        per_owner: dict[str, int] = {}
         for ball in event.snapshot.balls:
-            self._player(ball.owner, "ball owner")
             if ball.at.place is Place.OFF_TABLE:
                 continue
-            cell = self._cell(ball.at, "ball")
+            cell = self._cell(ball.at)
             seen[(cell, ball.owner)] = seen.get((cell, ball.owner), 0) + 1
-            per_owner[ball.owner] = per_owner.get(ball.owner, 0) + 1
-        for owner in self._players:
-            if per_owner.get(owner, 0) > self.config.balls_per_player:
-                raise InputError(f"event {self._event_id()}: the snapshot shows {per_owner[owner]} {owner} balls on "
-                                 f"the board, but a player has {self.config.balls_per_player}; fix the snapshot")
         return seen
 
     def _unlifted(self, delta: dict[Key, int]) -> list[Decision]:
@@ -335,7 +472,7 @@ class PiratenbillardEngine:
         out: list[Decision] = []
         sources = _expand((cell, -d) for (cell, o), d in delta.items() if o == shooter and d < 0)
         landings = _expand((cell, d) for (cell, o), d in delta.items() if o == shooter and d > 0)
-        hint = self._cell(shot.event.ball_from, "ball_from") if shot and shot.event.ball_from else None
+        hint = self._cell(shot.event.ball_from) if shot and shot.event.ball_from else None
         if hint is not None and hint not in sources and sources:
             out.append(self._warn(f"shot_started says {shooter} struck {cell_name(hint)}, but the table shows the "
                                   f"ball left {cell_name(sources[0])}; following the table", "PB-3.1"))
@@ -483,6 +620,8 @@ class PiratenbillardEngine:
 
     def _finish(self, winners: tuple[str, ...], rule: str, why: str) -> list[Decision]:
         self._complete, self._winners, self._to_play = True, winners, None
+        assert self._event is not None
+        self._ended_at = self._event.t
         verb = "wins" if len(winners) == 1 else "share the victory"
         totals = {p: self._points[p] for p in self._players}
         return [self._decision(DecisionKind.GAME_RESULT, f"{' and '.join(winners)} {verb}: {why} "
@@ -507,24 +646,11 @@ class PiratenbillardEngine:
     def _balls_of(self, player: str) -> int:
         return sum(n for (_, o), n in self._board.items() if o == player)
 
-    def _player(self, name: str, what: str) -> str:
-        if name not in self._seat:
-            raise InputError(f"event {self._event_id()}: {what} {name!r} is not a player (players: "
-                             f"{', '.join(self._players)}); fix the colour in the log or add the player to game_start")
-        return name
-
-    def _cell(self, at: Location | None, what: str) -> Cell:
-        if at is None or at.place is not Place.CELL:
-            raise InputError(f"event {self._event_id()}: {what} at {at} is not a board space; Piratenbillard "
-                             "places are 'cell' (row, col) or 'off_table'")
-        cell = (at.row, at.col)
-        if not is_cell(cell):  # type: ignore[arg-type]
-            raise InputError(f"event {self._event_id()}: {what} at {at} is not one of the 96 spaces (rows and "
-                             "columns 0..9, no corners); fix the calibration or the log")
-        return cell  # type: ignore[return-value]
-
-    def _event_id(self) -> str:
-        return self._event.id if self._event is not None else "?"
+    @staticmethod
+    def _cell(at: Location | None) -> Cell:
+        """A board space of an accepted event (see _not_a_cell)."""
+        assert at is not None and at.row is not None and at.col is not None
+        return (at.row, at.col)
 
     @staticmethod
     def _lift_json(lift: Lift) -> dict[str, Any]:
@@ -553,6 +679,14 @@ class PiratenbillardEngine:
         return Decision(t=self._event.t, kind=kind, summary=summary, player=player, points=points,
                         breakdown=breakdown, rule=rule, cause=self._event.id or None, confidence=self._confidence,
                         flagged=flagged or self._flag_all, data=data)
+
+
+def _seats(event: GameStart) -> list[int]:
+    """PB-1.2: the seats given, or with none given 0 and 2 for two players, else 0, 1, 2(, 3) in listed order."""
+    given = [p.seat for p in event.players]
+    if all(s is None for s in given):
+        return [0, 2] if len(given) == 2 else list(range(len(given)))
+    return [s for s in given if s is not None]
 
 
 def _expand(counts: Any) -> list[Cell]:

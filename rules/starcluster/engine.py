@@ -8,15 +8,22 @@ The engine tracks the slot map, grouped counts and out counts; the hand is
 derived: balls_per_player − out − slots − grouped. Balls of one colour are
 indistinguishable, so a shot is read by diffing the settled snapshot against
 the state before it. Clause ids (SCB-x.y) are those of docs/rules.md.
+
+`check(event)` says why `feed` would refuse an event (None: it would be accepted); `feed` asks it first and
+raises InputError before touching anything, so a refused event changes nothing. `state()` is the engine's
+state as an immutable StarClusterState.
 """
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from ..decisions import Decision, DecisionKind, ScoreItem
-from ..engine import GameScore, RoundScore, Standings
+from ..engine import GameScore, PendingChoice, RoundScore, Standings
 from ..errors import InputError
 from ..events import (
     BallLifted,
@@ -40,6 +47,64 @@ from .scoring import Slot
 
 K = DecisionKind
 
+CHOICES = ("bank", "final_sequence")
+
+
+@dataclass(frozen=True)
+class StarClusterState:
+    """The engine's state at one moment, read-only (`StarClusterEngine.state()`; rules.engine.EngineState).
+
+    Per-round fields describe the current round (the last one, once the match is over); before game_start
+    the players are () and the round fields None or empty. Slots are (position, slot).
+    """
+
+    players: tuple[str, ...]
+    to_play: str | None  # None before game_start and once the match is complete
+    balls_to_play: Mapping[str, int]  # the balls in hand (= hand)
+    pending_choice: PendingChoice | None  # SCB-6.1: bank or Final Sequence, while awaited
+    round_number: int | None  # 1-based, tie-break rounds continue the count
+    round_tiebreak: bool
+    round_started_at: float | None  # the round's round_start or first shot; None: not yet begun
+    round_ended_at: float | None  # the round's result, when no new round followed (the match ended)
+    round_length_s: float | None  # round_seconds, or tiebreak_seconds in a tie-break round
+    clock_counts_down: bool  # config clock == "events": the engine ends the round when time is up
+    shot_in_progress: bool  # a shot_started waits for its table_settled
+    complete: bool  # the match is over
+    game_number: int | None
+    shooter: str | None  # whose shot is in progress
+    board: Mapping[tuple[int, int], str]  # slot -> owner of the ball in it
+    dead: frozenset[tuple[int, int]]  # slots whose ball never scores (dead ball area, void shot under stand)
+    grouped: Mapping[str, int]
+    out: Mapping[str, int]  # out for the round
+    hand: Mapping[str, int]
+    live: Mapping[str, frozenset[tuple[int, int]]]  # each player's scoring slots (board minus dead)
+    unlifted_slots: Mapping[tuple[int, int], str]  # removed balls the snapshot may still show there
+    unlifted_grouped: Mapping[str, int]  # removed grouped balls not yet lifted
+    final_sequence: str | None  # who plays the Final Sequence of this round
+    banked: str | None  # who banked this round
+    free_shots: Mapping[str, int]  # SCB-8.1 free shots awarded and not used yet
+
+    def to_json(self) -> dict[str, Any]:
+        def slot(s: tuple[int, int]) -> str:
+            return f"P{s[0]}/slot {s[1]}"
+
+        choice = self.pending_choice
+        return {
+            "players": list(self.players), "to_play": self.to_play, "balls_to_play": dict(self.balls_to_play),
+            "pending_choice": None if choice is None else {"player": choice.player, "options": list(choice.options),
+                                                          "reason": choice.reason},
+            "round_number": self.round_number, "round_tiebreak": self.round_tiebreak,
+            "round_started_at": self.round_started_at, "round_ended_at": self.round_ended_at,
+            "round_length_s": self.round_length_s, "clock_counts_down": self.clock_counts_down,
+            "shot_in_progress": self.shot_in_progress, "complete": self.complete, "game_number": self.game_number,
+            "shooter": self.shooter, "board": {slot(s): o for s, o in sorted(self.board.items())},
+            "dead": [slot(s) for s in sorted(self.dead)], "grouped": dict(self.grouped), "out": dict(self.out),
+            "hand": dict(self.hand), "live": {p: [slot(s) for s in sorted(v)] for p, v in self.live.items()},
+            "unlifted_slots": {slot(s): o for s, o in sorted(self.unlifted_slots.items())},
+            "unlifted_grouped": dict(self.unlifted_grouped), "final_sequence": self.final_sequence,
+            "banked": self.banked, "free_shots": dict(self.free_shots),
+        }
+
 
 @dataclass
 class _Round:
@@ -52,6 +117,7 @@ class _Round:
     start: float | None = None
     scores: dict[str, int] = field(default_factory=dict)
     complete: bool = False
+    ended: float | None = None  # the time of the round's ROUND_RESULT
     board: dict[Slot, str] = field(default_factory=dict)
     dead: set[Slot] = field(default_factory=set)  # balls that occupy a slot but never score
     grouped: Counter = field(default_factory=Counter)
@@ -109,13 +175,17 @@ class StarClusterEngine:
 
     # ------------------------------------------------------------------ protocol
 
+    def check(self, event: Event) -> str | None:
+        """Why `feed(event)` would refuse `event` (its InputError message), or None; changes nothing."""
+        return self._refusal(event)
+
     def feed(self, event: Event) -> list[Decision]:
+        reason = self._refusal(event)
+        if reason is not None:
+            raise InputError(reason)  # before any change: a refused event leaves the engine as it was
         self._now = max(self._now, event.t)
         if isinstance(event, GameStart):
             return self._game_start(event)
-        if not self._players:
-            raise InputError(f"event {event.id}: {event.TYPE} comes before game_start; "
-                             "start the log with a game_start line naming the two players")
         if isinstance(event, Confirm) or self._complete:
             return []
         out: list[Decision] = []
@@ -123,11 +193,12 @@ class StarClusterEngine:
             out += self._clock(event.t)
             if self._complete:
                 return out
-        handler = {
+        handlers: dict[type[Event], Callable[[Any], list[Decision]]] = {
             ShotStarted: self._shot_started, TableSettled: self._settled, PlayLineCrossing: self._crossing,
             TableMovement: self._table_movement, UmpireFoul: self._umpire_foul, BallLifted: self._lifted,
             RoundStart: self._round_start, RoundEnd: self._round_end, OutOfBallsChoice: self._choice,
-        }.get(type(event))
+        }
+        handler = handlers.get(type(event))
         if handler is not None:  # ball_placed: the next settle shows it; overturns/corrections: the replay layer's
             out += handler(event)
         if self._shot is None and not self._complete:
@@ -143,6 +214,50 @@ class StarClusterEngine:
             return self._end_round(rnd.start + rnd.length, None, "time is up")
         return []
 
+    def state(self) -> StarClusterState:
+        players = self._players
+        if not players:
+            return StarClusterState(
+                players=(), to_play=None, balls_to_play=MappingProxyType({}), pending_choice=None, round_number=None,
+                round_tiebreak=False, round_started_at=None, round_ended_at=None, round_length_s=None,
+                clock_counts_down=self.config.clock == "events", shot_in_progress=False, complete=False,
+                game_number=None, shooter=None, board=MappingProxyType({}), dead=frozenset(),
+                grouped=MappingProxyType({}), out=MappingProxyType({}), hand=MappingProxyType({}),
+                live=MappingProxyType({}), unlifted_slots=MappingProxyType({}), unlifted_grouped=MappingProxyType({}),
+                final_sequence=None, banked=None, free_shots=MappingProxyType({}))
+        rnd = self._round
+        hand = MappingProxyType({p: self._hand(p) for p in players})
+        choice = None
+        if self._awaiting is not None and not self._complete:
+            choice = PendingChoice(self._awaiting, CHOICES, f"{self._other(self._awaiting)} has no balls left")
+        return StarClusterState(
+            players=players,
+            to_play=None if self._complete else self._to_play,
+            balls_to_play=hand,
+            pending_choice=choice,
+            round_number=rnd.number,
+            round_tiebreak=rnd.tiebreak,
+            round_started_at=rnd.start,
+            round_ended_at=rnd.ended if rnd.complete else None,
+            round_length_s=rnd.length,
+            clock_counts_down=self.config.clock == "events",
+            shot_in_progress=self._shot is not None,
+            complete=self._complete,
+            game_number=self._game.number,
+            shooter=None if self._shot is None else self._shot.shooter,
+            board=MappingProxyType(dict(sorted(rnd.board.items()))),
+            dead=frozenset(rnd.dead),
+            grouped=MappingProxyType({p: rnd.grouped[p] for p in players}),
+            out=MappingProxyType({p: rnd.out[p] for p in players}),
+            hand=hand,
+            live=MappingProxyType({p: frozenset(self._live(p)) for p in players}),
+            unlifted_slots=MappingProxyType(dict(sorted(rnd.pending_slots.items()))),
+            unlifted_grouped=MappingProxyType({p: rnd.pending_grouped[p] for p in players}),
+            final_sequence=rnd.final_sequence,
+            banked=rnd.banked,
+            free_shots=MappingProxyType({p: self._free_shots[p] for p in players}),
+        )
+
     def standings(self) -> Standings:
         games = []
         for game in self._games:
@@ -153,6 +268,105 @@ class StarClusterEngine:
         wins = {p: sum(1 for g in self._games if g.winners == (p,)) for p in self._players}
         return Standings(self._players, tuple(games), wins, self._match_winners, self._complete,
                          None if self._complete else self._to_play, self._status())
+
+    # ------------------------------------------------------------------ legality (what feed refuses)
+
+    def _refusal(self, event: Event) -> str | None:
+        """The first reason `event` cannot be applied, in the order feed meets them; None: it is accepted.
+
+        Reads the engine only. Where the round clock would run out before the event is handled (the event
+        meets a new round, or a finished match), the clock is advanced on a copy and the copy is asked.
+        """
+        if isinstance(event, GameStart):
+            return self._game_start_refusal(event)
+        if not self._players:
+            return (f"event {event.id}: {event.TYPE} comes before game_start; "
+                    "start the log with a game_start line naming the two players")
+        if isinstance(event, Confirm) or self._complete:
+            return None  # ignored
+        if self._clock_due(event.t):
+            ahead = copy.deepcopy(self)
+            ahead._clock(event.t)
+            return None if ahead._complete else ahead._event_refusal(event)
+        return self._event_refusal(event)
+
+    def _game_start_refusal(self, event: GameStart) -> str | None:
+        ids = tuple(p.id for p in event.players)
+        if self._players:
+            between_games = len(self._games) > 1 and len(self._game.rounds) == 1 and self._round.start is None
+            if ids != self._players or self._complete or not between_games:
+                return (f"event {event.id}: game_start while a game is in progress or after the match "
+                        f"ended (players {', '.join(self._players)}); start a new log for a new match")
+            return None  # the next game of a best-of match, already set up (SCB-9.2)
+        if len(ids) != 2:
+            return (f"event {event.id}: Star Cluster Ball needs exactly 2 players, got {len(ids)}; "
+                    "list two players (or teams) in game_start")
+        sides = _sides(event)
+        if sides[0] == sides[1]:
+            return (f"event {event.id}: both players are on the {sides[0]} side; "
+                    "give one player side 'right' and the other 'left'")
+        return None
+
+    def _event_refusal(self, event: Event) -> str | None:
+        """Refusals of an event other than game_start, once the clock has been applied (SCB-11.1)."""
+        if isinstance(event, (ShotStarted, PlayLineCrossing, TableMovement)):
+            if event.player is None:
+                return None
+            return self._not_a_player(event.player, event, "shooter" if isinstance(event, ShotStarted) else "player")
+        if isinstance(event, UmpireFoul):
+            return self._not_a_player(event.player, event)
+        if isinstance(event, BallLifted):
+            return self._not_a_player(event.owner, event, "ball owner")
+        if isinstance(event, TableSettled):
+            return self._snapshot_refusal(event.snapshot, event)
+        if isinstance(event, OutOfBallsChoice):
+            return self._choice_refusal(event)
+        return None  # round_start, round_end, ball_placed; overturns and corrections are the replay layer's
+
+    def _not_a_player(self, name: str | None, event: Event, what: str = "player") -> str | None:
+        if name in self._players:
+            return None
+        return (f"event {event.id}: {what} {name!r} is not a player (players: {', '.join(self._players)}); "
+                "fix the colour in the log or add the player to game_start")
+
+    def _snapshot_refusal(self, snapshot: Snapshot, event: Event) -> str | None:
+        """A snapshot that cannot be a Star Cluster Ball table (balls in the order _observe reads them)."""
+        cfg = self.config
+        taken: set[Slot] = set()
+        for ball in sorted(snapshot.balls, key=lambda b: (b.owner, b.at)):
+            reason = self._not_a_player(ball.owner, event, "ball owner")
+            if reason is not None:
+                return reason
+            at = ball.at
+            if at.place is Place.SLOT:
+                slot = (at.position or 0, at.slot or 0)  # a slot location always has both
+                if slot[0] > cfg.positions or slot[1] >= cfg.slots_per_position[slot[0] - 1]:
+                    return (f"event {event.id}: {at} is not on the table (positions have "
+                            f"{', '.join(map(str, cfg.slots_per_position))} slots); fix the snapshot or the "
+                            "slots_per_position setting")
+                if slot in taken:
+                    return f"event {event.id}: two balls in {at}; a slot holds one ball, fix the snapshot"
+                taken.add(slot)
+            elif at.place is Place.CELL:
+                return (f"event {event.id}: a Star Cluster Ball snapshot has no board cells ({at}); "
+                        "use slot, play_area, grouped, gutter or off_table")
+        for p in self._players:
+            if snapshot.count(p) > cfg.balls_per_player:
+                return (f"event {event.id}: snapshot shows {snapshot.count(p)} {p} balls but each player has "
+                        f"{cfg.balls_per_player}; fix the snapshot or the balls_per_player setting")
+        return None
+
+    def _choice_refusal(self, event: OutOfBallsChoice) -> str | None:
+        reason = self._not_a_player(event.player, event)
+        if reason is not None:
+            return reason
+        if self._awaiting is None:
+            return (f"event {event.id}: out_of_balls_choice by {event.player} but no player is out of balls; "
+                    "remove the line or check the snapshots before it")
+        if event.player != self._awaiting:
+            return (f"event {event.id}: out_of_balls_choice by {event.player}, but it is {self._awaiting}'s "
+                    f"choice ({self._other(self._awaiting)} ran out of balls); fix the player")
+        return None
 
     # ------------------------------------------------------------------ helpers
 
@@ -179,12 +393,6 @@ class StarClusterEngine:
         rnd = self._round
         return {s for s, owner in rnd.board.items() if owner == player and s not in rnd.dead}
 
-    def _player(self, name: str | None, event: Event, what: str = "player") -> str:
-        if name not in self._players:
-            raise InputError(f"event {event.id}: {what} {name!r} is not a player (players: "
-                             f"{', '.join(self._players)}); fix the colour in the log or add the player to game_start")
-        return name  # type: ignore[return-value]
-
     def _warn(self, t: float, summary: str, cause: str, rule: str = "SCB-11.2", confidence: float = 1.0,
               player: str | None = None) -> Decision:
         return Decision(t, K.WARNING, summary, player=player, rule=rule, cause=cause, confidence=confidence,
@@ -205,27 +413,12 @@ class StarClusterEngine:
     # ------------------------------------------------------------------ game and rounds
 
     def _game_start(self, event: GameStart) -> list[Decision]:
-        ids = tuple(p.id for p in event.players)
+        """An accepted game_start (see _game_start_refusal)."""
         if self._players:
-            between_games = len(self._games) > 1 and len(self._game.rounds) == 1 and self._round.start is None
-            if ids != self._players or self._complete or not between_games:
-                raise InputError(f"event {event.id}: game_start while a game is in progress or after the match "
-                                 f"ended (players {', '.join(self._players)}); start a new log for a new match")
             return []  # the next game of a best-of match was already set up automatically (SCB-9.2)
-        if len(ids) != 2:
-            raise InputError(f"event {event.id}: Star Cluster Ball needs exactly 2 players, got {len(ids)}; "
-                             "list two players (or teams) in game_start")
-        sides = [p.side for p in event.players]
-        if sides[0] is None and sides[1] is None:
-            sides = ["right", "left"]
-        elif None in sides:
-            given = sides[0] or sides[1]
-            sides = [s or ("left" if given == "right" else "right") for s in sides]
-        if sides[0] == sides[1]:
-            raise InputError(f"event {event.id}: both players are on the {sides[0]} side; "
-                             "give one player side 'right' and the other 'left'")
+        ids = tuple(p.id for p in event.players)
         self._players = ids
-        self._sides = dict(zip(ids, sides))
+        self._sides = dict(zip(ids, _sides(event)))
         return self._new_game(event.t, event.id)
 
     def _new_game(self, t: float, cause: str) -> list[Decision]:
@@ -270,6 +463,12 @@ class StarClusterEngine:
             return []  # already ended (by the clock) or not begun: nothing to end
         return self._end_round(event.t, event.id, "the umpire ends the round")
 
+    def _clock_due(self, t: float) -> bool:
+        """Whether feed runs out the round clock at `t` before handling an event there."""
+        rnd = self._round
+        return (self._shot is None and self.config.clock == "events" and rnd.start is not None
+                and t > rnd.start + rnd.length)
+
     def _clock(self, t: float) -> list[Decision]:
         rnd = self._round
         if self.config.clock == "events" and rnd.start is not None and t > rnd.start + rnd.length:
@@ -299,6 +498,7 @@ class StarClusterEngine:
     def _round_result(self, t: float, cause: str | None, reason: str) -> list[Decision]:
         rnd = self._round
         rnd.complete = True
+        rnd.ended = t
         scores = {p: rnd.scores.get(p, 0) for p in self._players}
         text = ", ".join(f"{p} {scores[p]}" for p in self._players)
         return [Decision(t, K.ROUND_RESULT, f"round {rnd.number} over ({reason}): {text}", rule="SCB-2.1",
@@ -352,7 +552,7 @@ class StarClusterEngine:
 
     def _shot_started(self, event: ShotStarted) -> list[Decision]:
         out: list[Decision] = []
-        shooter = self._player(event.player, event, "shooter") if event.player is not None else self._to_play
+        shooter = event.player if event.player is not None else self._to_play
         assert shooter is not None
         if self._awaiting is not None:
             chooser = self._awaiting
@@ -376,7 +576,7 @@ class StarClusterEngine:
 
     def _crossing(self, event: PlayLineCrossing) -> list[Decision]:
         shot = self._shot
-        player = self._player(event.player, event) if event.player is not None else (shot.shooter if shot else None)
+        player = event.player if event.player is not None else (shot.shooter if shot else None)
         if shot is None or player != shot.shooter:
             return [self._warn(event.t, "Play Line crossing outside the shooter's shot; ignored", event.id,
                                "SCB-3.5", event.confidence, player)]
@@ -384,17 +584,18 @@ class StarClusterEngine:
         return []
 
     def _table_movement(self, event: TableMovement) -> list[Decision]:
-        player = self._player(event.player, event) if event.player is not None else (
+        player = event.player if event.player is not None else (
             self._shot.shooter if self._shot else self._to_play)
         if event.magnitude_mm < self.config.table_movement_foul_mm:
             return [self._warn(event.t, f"table moved {event.magnitude_mm:g} mm (below the "
                                         f"{self.config.table_movement_foul_mm:g} mm foul threshold)", event.id,
                                "SCB-5.6", event.confidence, player)]
-        self._movement = (player, event)  # type: ignore[assignment]
+        assert player is not None
+        self._movement = (player, event)
         return []
 
     def _umpire_foul(self, event: UmpireFoul) -> list[Decision]:
-        player = self._player(event.player, event)
+        player = event.player
         shot = self._shot
         if event.foul == "table_movement":
             self._movement = (player, event)
@@ -416,7 +617,7 @@ class StarClusterEngine:
                          player=player, rule="SCB-8.1", cause=cause, data=(("phase", "free_shot"),))]
 
     def _lifted(self, event: BallLifted) -> list[Decision]:
-        owner = self._player(event.owner, event, "ball owner")
+        owner = event.owner
         rnd = self._round
         at = event.at
         if at.place in (Place.GUTTER, Place.OFF_TABLE):
@@ -427,36 +628,21 @@ class StarClusterEngine:
             rnd.pending_grouped[owner] -= 1
         return []
 
-    def _observe(self, snapshot: Snapshot, event: Event) -> _Observed:
-        """Validate a snapshot and read it as engine state (balls removed but not yet lifted are left out)."""
-        cfg = self.config
+    def _observe(self, snapshot: Snapshot) -> _Observed:
+        """Read a snapshot (valid: see _snapshot_refusal) as engine state; balls removed but not yet lifted are
+        left out, and notes of removed balls the snapshot no longer shows are dropped."""
         rnd = self._round
         board: dict[Slot, str] = {}
         grouped: Counter = Counter()
         gutter: Counter = Counter()
         for ball in sorted(snapshot.balls, key=lambda b: (b.owner, b.at)):
-            owner = self._player(ball.owner, event, "ball owner")
-            at = ball.at
+            owner, at = ball.owner, ball.at
             if at.place is Place.SLOT:
-                slot = (at.position or 0, at.slot or 0)  # a slot location always has both
-                if slot[0] > cfg.positions or slot[1] >= cfg.slots_per_position[slot[0] - 1]:
-                    raise InputError(f"event {event.id}: {at} is not on the table (positions have "
-                                     f"{', '.join(map(str, cfg.slots_per_position))} slots); fix the snapshot or the "
-                                     "slots_per_position setting")
-                if slot in board:
-                    raise InputError(f"event {event.id}: two balls in {at}; a slot holds one ball, fix the snapshot")
-                board[slot] = owner
+                board[(at.position or 0, at.slot or 0)] = owner  # a slot location always has both
             elif at.place is Place.GROUPED:
                 grouped[owner] += 1
             elif at.place in (Place.GUTTER, Place.OFF_TABLE):
                 gutter[owner] += 1
-            elif at.place is Place.CELL:
-                raise InputError(f"event {event.id}: a Star Cluster Ball snapshot has no board cells ({at}); "
-                                 "use slot, play_area, grouped, gutter or off_table")
-        for p in self._players:
-            if snapshot.count(p) > cfg.balls_per_player:
-                raise InputError(f"event {event.id}: snapshot shows {snapshot.count(p)} {p} balls but each player has "
-                                 f"{cfg.balls_per_player}; fix the snapshot or the balls_per_player setting")
         for slot, owner in sorted(rnd.pending_slots.items()):
             if board.get(slot) == owner:
                 del board[slot]
@@ -476,7 +662,7 @@ class StarClusterEngine:
             out.append(self._warn(event.t, f"low-confidence snapshot ({conf:.2f}); please check it", event.id,
                                   confidence=conf))
         if self._round.start is None and self._shot is None:
-            self._observe(event.snapshot, event)  # validated; the round has not begun, the board is empty
+            self._observe(event.snapshot)  # the round has not begun, the board is empty
             return out
         if self._shot is None:
             return out + self._sync(event)
@@ -519,7 +705,7 @@ class StarClusterEngine:
         """A settle outside a shot updates the state; changes on the board are flagged, never scored."""
         rnd = self._round
         old_board, old_grouped = dict(rnd.board), Counter(rnd.grouped)
-        obs = self._observe(event.snapshot, event)
+        obs = self._observe(event.snapshot)
         landed, left = self._diff(old_board, obs.board)
         hands = {p: self._hand(p) for p in self._players}
         new_out = self._apply(obs)
@@ -585,7 +771,7 @@ class StarClusterEngine:
         old_out, old_dead = Counter(rnd.out), set(rnd.dead)
         live_before = {p: self._live(p) for p in self._players}
         hand_before = {p: self._hand(p) - (1 if p == shooter else 0) for p in self._players}
-        obs = self._observe(event.snapshot, event)
+        obs = self._observe(event.snapshot)
         landed, left = self._diff(old_board, obs.board)
         new_out = self._apply(obs)
         decisions: list[Decision] = []  # FOUL / BALL_* / PHASE lines, after the SHOT and SCORE lines
@@ -816,13 +1002,7 @@ class StarClusterEngine:
                          cause=cause, data=(("choices", ["bank", "final_sequence"]), ("in_hand", self._hand(chooser))))]
 
     def _choice(self, event: OutOfBallsChoice) -> list[Decision]:
-        player = self._player(event.player, event)
-        if self._awaiting is None:
-            raise InputError(f"event {event.id}: out_of_balls_choice by {player} but no player is out of balls; "
-                             "remove the line or check the snapshots before it")
-        if player != self._awaiting:
-            raise InputError(f"event {event.id}: out_of_balls_choice by {player}, but it is {self._awaiting}'s "
-                             f"choice ({self._other(self._awaiting)} ran out of balls); fix the player")
+        player = event.player  # the awaited chooser (see _choice_refusal)
         if event.choice == "bank":
             self._awaiting = None
             hand = self._hand(player)
@@ -862,3 +1042,12 @@ class StarClusterEngine:
         if rnd.final_sequence is not None:
             return f"{name}{clock}, Final Sequence: {rnd.final_sequence}, {self._hand(rnd.final_sequence)} ball(s) left"
         return f"{name}{clock}, {self._to_play} to play"
+
+
+def _sides(event: GameStart) -> list[str]:
+    """SCB-1.1 reading: with no side given the first player is right; one side given, the other is the other."""
+    given = [p.side for p in event.players]
+    if given[0] is None and given[1] is None:
+        return ["right", "left"]
+    known = given[0] or given[1]
+    return [s or ("left" if known == "right" else "right") for s in given]

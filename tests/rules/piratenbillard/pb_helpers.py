@@ -94,5 +94,5 @@ def only(decisions: list[Decision], kind: DecisionKind) -> Decision:
 
 def ball_count(engine: PiratenbillardEngine) -> int:
     """Balls on the board + in treasures + out of the game: never more or fewer than dealt."""
-    return (sum(engine.board().values()) + sum(engine.treasure_balls().values())
-            + sum(engine.out_of_game().values()))
+    return (sum(engine.state().board.values()) + sum(engine.state().treasure_balls.values())
+            + sum(engine.state().out_of_game.values()))

@@ -34,7 +34,7 @@ def test_two_player_game_to_seven_points():
     assert dict(kinds(out, K.GAME_RESULT)[0].data)["winners"] == ["blue"]
     assert len(kinds(game.decisions, K.PHASE)) == 1 and not any(d.flagged for d in game.decisions)
     # 16 balls: on board 16 - 2 captured - 3 secured = 11, in treasures 5, out 0
-    assert sum(game.engine.board().values()) == 11 and ball_count(game.engine) == 16
+    assert sum(game.engine.state().board.values()) == 11 and ball_count(game.engine) == 16
 
 
 def test_three_player_game_to_seven_points():
@@ -58,8 +58,8 @@ def test_three_player_game_to_seven_points():
     assert game.points() == {"red": 0, "blue": 5, "green": 7}
     assert game.engine.standings().winners == ("green",)
     assert kinds(out, K.GAME_RESULT)[0].rule == "PB-6.1"
-    assert game.engine.board().get(((5, 9), "green")) == 1  # not captured by blue's secured ball
-    assert ball_count(game.engine) == 24 and game.engine.out_of_game() == {"red": 0, "blue": 1, "green": 0}
+    assert game.engine.state().board.get(((5, 9), "green")) == 1  # not captured by blue's secured ball
+    assert ball_count(game.engine) == 24 and game.engine.state().out_of_game == {"red": 0, "blue": 1, "green": 0}
 
 
 def four_player_game() -> Game:
@@ -102,8 +102,16 @@ def test_four_player_game_to_seven_points():
     assert not any(d.flagged for d in game.decisions)
     # 32 balls: 10 captured or given (green 5, yellow 2, red 2, blue 1) + 2 secured = 12 in treasures,
     # none out, 20 on the board
-    assert game.engine.treasure_balls() == {"red": 3, "blue": 1, "green": 6, "yellow": 2}
-    assert sum(game.engine.board().values()) == 20 and ball_count(game.engine) == 32
+    state = game.engine.state()
+    assert state.treasure_balls == {"red": 3, "blue": 1, "green": 6, "yellow": 2}
+    assert sum(state.board.values()) == 20 and ball_count(game.engine) == 32
+    assert state.complete and state.to_play is None and state.winners == ("green",) and not state.must_play
+    # red lost 3 captured + 1 secured, blue 3 captured, green 1 captured + 1 secured, yellow 1 given + a pair
+    assert state.balls_to_play == {"red": 4, "blue": 5, "green": 6, "yellow": 5}
+    assert state.seats == {"red": 0, "blue": 1, "green": 2, "yellow": 3} and state.round_number == 1
+    # the single round: from the first strike to the game result
+    assert state.round_started_at == game.events[1].t and state.round_ended_at == game.events[-1].t
+    assert state.round_length_s is None and not state.clock_counts_down and state.pending_choice is None
 
 
 def test_example_log_is_the_four_player_game():

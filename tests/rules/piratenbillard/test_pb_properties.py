@@ -30,10 +30,10 @@ def random_games(draw) -> Game:
         if standings.complete:
             break
         player = standings.to_play
-        own = sorted(cell for (cell, o) in game.engine.board() if o == player)
+        own = sorted(cell for (cell, o) in game.engine.state().board if o == player)
         src = draw(st.sampled_from(own))
         aim = draw(st.sampled_from(["anywhere", "anywhere", "onto a ball", "onto a ball", "off", "stay"]))
-        occupied = sorted({cell for (cell, _) in game.engine.board()})
+        occupied = sorted({cell for (cell, _) in game.engine.state().board})
         dst = {"anywhere": lambda: draw(st.sampled_from(CELLS)), "onto a ball": lambda: draw(st.sampled_from(occupied)),
                "off": lambda: None, "stay": lambda: src}[aim]()
         game.strike(player, src, dst, ball_from=draw(st.booleans()), lift=draw(st.sampled_from([True] * 5 + [False])))
@@ -54,7 +54,7 @@ def test_each_total_is_the_sum_of_its_capture_points(game):
             assert d.points > 0 and sum(item.points for item in d.breakdown) == d.points
         else:
             assert d.points == 0
-    assert sum(game.engine.treasure_balls().values()) <= sum(totals.values())
+    assert sum(game.engine.state().treasure_balls.values()) <= sum(totals.values())
 
 
 @settings(max_examples=40, deadline=None)

@@ -10,7 +10,7 @@ from rules.events import (
     BallLifted, BallSighting, GameStart, Location, OutOfBallsChoice, Place, PlayerSpec, ShotStarted, Snapshot,
     TableSettled, UmpireFoul,
 )
-from rules.piratenbillard import PiratenbillardConfig, PiratenbillardEngine
+from rules.piratenbillard import Lift, PiratenbillardConfig, PiratenbillardEngine
 from rules.piratenbillard.board import CELLS, CORNERS, neighbours, opposite, row_seat, starting_row
 
 from pb_helpers import OFF, Game, ball_count, kinds, only
@@ -52,14 +52,14 @@ def test_two_players_sit_opposite():
                                                                      PlayerSpec("blue", seat=1))))
     engine = PiratenbillardEngine()
     engine.feed(GameStart(t=0, id="L1", players=(PlayerSpec("red"), PlayerSpec("blue"))))
-    assert ((9, 1), "red") in engine.board() and ((0, 1), "blue") in engine.board()  # default seats 0 and 2
+    assert ((9, 1), "red") in engine.state().board and ((0, 1), "blue") in engine.state().board  # default seats 0 and 2
 
 
 def test_each_player_places_eight_balls_on_their_starting_row():
     """PB-1.3: "takes the 8 wooden balls of that color ... places one of their balls in each of the 8 spaces of
     the corresponding starting row." """
     game = Game(FOUR)
-    board = game.engine.board()
+    board = game.engine.state().board
     for player, seat in FOUR:
         assert {cell for (cell, o) in board if o == player} == set(starting_row(seat))
     assert ball_count(game.engine) == 32
@@ -126,7 +126,7 @@ def test_ball_from_disagreeing_with_table_is_flagged():
     game.feed(ShotStarted(t=1, id="L2", player="red", ball_from=Location.cell_at(9, 6)))
     out = game.feed(TableSettled(t=2, id="L3", snapshot=game.snapshot()))
     assert any(d.kind is K.WARNING and d.flagged and "(9,3)" in d.summary for d in out)
-    assert ((5, 3), "red") in game.engine.board()
+    assert ((5, 3), "red") in game.engine.state().board
 
 
 def test_strike_must_leave_its_space_else_repeat():
@@ -152,7 +152,7 @@ def test_ball_off_the_board_is_out_without_points():
     out = game.strike("red", (9, 4), OFF)
     removed = only(out, K.BALL_REMOVED)
     assert removed.rule == "PB-4.1" and removed.points == 0 and not removed.flagged
-    assert game.points() == {"red": 0, "blue": 0} and game.engine.out_of_game()["red"] == 1
+    assert game.points() == {"red": 0, "blue": 0} and game.engine.state().out_of_game["red"] == 1
     assert not kinds(out, K.LIFT) and ball_count(game.engine) == 16
 
 
@@ -166,7 +166,7 @@ def test_landing_on_another_colour_captures_it():
     assert (capture.player, capture.points, capture.rule) == ("blue", 1, "PB-4.2")
     lift = only(out, K.LIFT)
     assert dict(lift.data) == {"owner": "red", "cell": [5, 4], "count": 1, "to": "blue"}
-    assert game.engine.board().get(((5, 4), "blue")) == 1 and ((5, 4), "red") not in game.engine.board()
+    assert game.engine.state().board.get(((5, 4), "blue")) == 1 and ((5, 4), "red") not in game.engine.state().board
     assert game.points() == {"red": 0, "blue": 1}
 
 
@@ -192,7 +192,7 @@ def test_neighbour_row_capture_regardless_of_neighbours_own_ball():
     out = game.strike("red", (9, 8), (5, 9))  # yellow (east) is red's other neighbour; (5,9) holds yellow's ball
     capture = only(out, K.CAPTURE)
     assert (capture.player, capture.points) == ("yellow", 1)
-    assert game.engine.board().get(((5, 9), "yellow")) == 1
+    assert game.engine.state().board.get(((5, 9), "yellow")) == 1
     assert game.points()["red"] == 0
 
 
@@ -216,7 +216,7 @@ def test_secured_ball_captures_nothing():
     out = game.strike("red", (9, 4), (0, 5))  # lands on blue's ball at (0,5)
     assert only(out, K.SHOT).rule == "PB-4.5"
     assert [(d.player, d.points) for d in kinds(out, K.CAPTURE)] == [("red", 3)]
-    assert game.engine.board().get(((0, 5), "blue")) == 1
+    assert game.engine.state().board.get(((0, 5), "blue")) == 1
     assert [dict(d.data)["owner"] for d in kinds(out, K.LIFT)] == ["red"]
 
 
@@ -236,7 +236,7 @@ def test_landing_in_own_starting_row_is_an_ordinary_landing():
     game.strike("blue", (0, 4), (4, 4))
     out = game.strike("red", (5, 4), (9, 4))
     assert dict(only(out, K.SHOT).data)["outcome"] == "moved" and not kinds(out, K.CAPTURE)
-    assert game.engine.board().get(((9, 4), "red")) == 1
+    assert game.engine.state().board.get(((9, 4), "red")) == 1
 
 
 def test_empty_seats_row_is_an_ordinary_landing_in_three_player_game():
@@ -245,7 +245,7 @@ def test_empty_seats_row_is_an_ordinary_landing_in_three_player_game():
     game = Game(THREE)  # east (seat 3) is empty; it is red's neighbour row
     out = game.strike("red", (9, 8), (5, 9))
     assert dict(only(out, K.SHOT).data)["outcome"] == "moved" and not kinds(out, K.CAPTURE)
-    assert game.engine.board().get(((5, 9), "red")) == 1
+    assert game.engine.state().board.get(((5, 9), "red")) == 1
 
 
 def test_side_rows_are_ordinary_landings_in_two_player_game():
@@ -267,7 +267,7 @@ def test_own_balls_stack():
     out = game.strike("red", (9, 5), (5, 4))
     shot = only(out, K.SHOT)
     assert shot.rule == "PB-5.1" and dict(shot.data)["outcome"] == "stacked"
-    assert game.engine.board()[((5, 4), "red")] == 2 and not kinds(out, K.CAPTURE)
+    assert game.engine.state().board[((5, 4), "red")] == 2 and not kinds(out, K.CAPTURE)
 
 
 def test_stacked_pair_captured_together():
@@ -293,6 +293,8 @@ def _stacked_red_game(config: PiratenbillardConfig | None = None) -> Game:
     out = game.strike("blue", (2, 4), (3, 4))
     turn = only(out, K.TURN)
     assert turn.player == "red" and dict(turn.data)["must_play"] == [[5, 4]]
+    state = game.engine.state()
+    assert state.to_play == "red" and state.must_play == ((5, 4),) and state.balls_to_play == {"red": 8, "blue": 8}
     return game
 
 
@@ -302,7 +304,7 @@ def test_stacked_pair_must_be_played():
     game = _stacked_red_game()
     out = game.strike("red", (5, 4), (6, 4))
     assert not kinds(out, K.FOUL) and only(out, K.TURN).player == "blue"
-    assert game.engine.board()[((5, 4), "red")] == 1
+    assert game.engine.state().board[((5, 4), "red")] == 1
 
 
 def test_stacked_pair_not_played_is_a_flagged_foul_and_stands():
@@ -312,7 +314,7 @@ def test_stacked_pair_not_played_is_a_flagged_foul_and_stands():
     out = game.strike("red", (9, 6), (6, 6))
     foul = only(out, K.FOUL)
     assert foul.flagged and foul.rule == "PB-5.3" and foul.points == 0
-    assert only(out, K.TURN).player == "blue" and game.engine.board()[((6, 6), "red")] == 1
+    assert only(out, K.TURN).player == "blue" and game.engine.state().board[((6, 6), "red")] == 1
 
 
 def test_stacked_pair_not_played_restrike_setting():
@@ -379,8 +381,10 @@ def test_lift_names_every_ball_to_take_off_the_board():
     game.strike("red", (9, 4), (5, 4))
     out = game.strike("blue", (0, 4), (5, 4), lift=False)
     assert dict(only(out, K.LIFT).data) == {"owner": "red", "cell": [5, 4], "count": 1, "to": "blue"}
-    assert ((5, 4), "red") not in game.engine.board()
-    assert game.engine.pending_lifts()[0].owner == "red"
+    state = game.engine.state()
+    assert ((5, 4), "red") not in state.board and state.pending_lifts == (Lift((5, 4), "red", 1, "blue"),)
+    assert state.balls_to_play == {"red": 7, "blue": 8} and state.treasure_balls == {"red": 0, "blue": 1}
+    assert state.points == {"red": 0, "blue": 1} and state.to_play == "red" and not state.shot_in_progress
 
 
 def test_unlifted_ball_is_flagged_not_scored_again():
@@ -394,7 +398,7 @@ def test_unlifted_ball_is_flagged_not_scored_again():
     assert game.points() == {"red": 0, "blue": 1} and not kinds(out, K.CAPTURE)
     game.lift([d for d in game.decisions if d.kind is K.LIFT])
     out = game.strike("blue", (0, 5), (2, 5))
-    assert not any(d.kind is K.WARNING for d in out) and not game.engine.pending_lifts()
+    assert not any(d.kind is K.WARNING for d in out) and not game.engine.state().pending_lifts
 
 
 def test_ball_lifted_event_confirms_a_lift_and_flags_a_wrong_one():
@@ -403,7 +407,7 @@ def test_ball_lifted_event_confirms_a_lift_and_flags_a_wrong_one():
     game.strike("red", (9, 4), (5, 4))
     game.strike("blue", (0, 4), (5, 4))
     assert game.feed(BallLifted(t=50, id="L10", owner="red", at=Location.cell_at(5, 4))) == []
-    assert not game.engine.pending_lifts()
+    assert not game.engine.state().pending_lifts
     out = game.feed(BallLifted(t=51, id="L11", owner="blue", at=Location.cell_at(0, 6)))
     assert only(out, K.WARNING).flagged
 
@@ -513,7 +517,7 @@ def test_ball_knocked_to_another_space_is_flagged_and_followed():
     game.table[((1, 7), "blue")] = 1
     out = game.strike("red", (9, 4), (5, 4))
     assert any(d.kind is K.WARNING and d.flagged and "(0,7) to (1,7)" in d.summary for d in out)
-    assert game.engine.board().get(((1, 7), "blue")) == 1 and not kinds(out, K.CAPTURE)
+    assert game.engine.state().board.get(((1, 7), "blue")) == 1 and not kinds(out, K.CAPTURE)
 
 
 def test_both_balls_of_a_struck_pair_leaving_are_each_called():

@@ -9,6 +9,7 @@ from scb_example import EXAMPLE, Table, example_events
 from scb_helpers import Log, cfg, kinds, points, run
 
 from rules.decisions import DecisionKind as K
+from rules.engine import PendingChoice
 from rules.errors import InputError
 from rules.events import GameStart, OutOfBallsChoice, PlayerSpec, RoundEnd, RoundStart, Snapshot, TableSettled
 from rules.replay import read_log, replay
@@ -62,6 +63,34 @@ def test_scb_full_example_game_final_score():
     assert {"SCB-4.1", "SCB-5.1", "SCB-5.2", "SCB-5.7", "SCB-6.1", "SCB-6.3", "SCB-7.1", "SCB-7.2"} <= rules
 
 
+def test_scb_example_game_state_hands_choice_and_round_clock():
+    """state() through the demo game: hands, the bank-or-Final-Sequence choice, and each round's clock."""
+    engine = StarClusterEngine()
+    seen = {}
+    for event in read_log(EXAMPLE):
+        engine.feed(event)
+        seen[event.id] = engine.state()
+    start = seen["G1"]
+    assert (start.players, start.game_number, start.round_number, start.round_tiebreak) == (
+        ("red", "blue"), 1, 1, False)
+    assert start.round_started_at is None and start.round_length_s == 360.0 and start.clock_counts_down
+    assert start.hand == {"red": 10, "blue": 10} and start.to_play == "red" and not start.complete
+    assert seen["R1"].round_started_at == 2.0 and seen["S2"].shot_in_progress and seen["S2"].shooter == "red"
+    out_of_balls = seen["T39"]  # red's last ball lands: blue must choose
+    assert out_of_balls.pending_choice == PendingChoice("blue", ("bank", "final_sequence"), "red has no balls left")
+    assert out_of_balls.hand == {"red": 0, "blue": 4} and out_of_balls.to_play == "blue"
+    chosen = seen["C1"]
+    assert chosen.pending_choice is None and chosen.final_sequence == "blue" and chosen.to_play == "blue"
+    round_two = seen["T48"]  # the Final Sequence played every ball: round 2 set up, its clock not started
+    assert (round_two.round_number, round_two.round_started_at, round_two.round_ended_at) == (2, None, None)
+    assert round_two.hand == {"red": 10, "blue": 10} and not round_two.board and round_two.final_sequence is None
+    assert seen["R2"].round_started_at == 400.0
+    end = seen["R3"]  # the umpire ends round 2 at 760: the game and the match are over
+    assert end.complete and end.to_play is None and end.round_number == 2
+    assert (end.round_started_at, end.round_ended_at) == (400.0, 760.0)
+    assert end.hand == {"red": 4, "blue": 2}
+
+
 # ---------------------------------------------------------------- config
 
 
@@ -98,7 +127,7 @@ def test_scb_1_2_balls_per_player_and_slots_per_position_are_configurable():
     c = cfg(balls_per_player=3, slots_per_position=[5, 3, 1])
     log = Log().shot("red@3.0")
     engine, out = run(log.events, c, close=False)
-    assert points(out, "red") == 10 and engine._hand("red") == 2
+    assert points(out, "red") == 10 and engine.state().hand["red"] == 2
 
 
 def test_scb_1_1_game_needs_two_players_on_different_sides():
@@ -132,11 +161,12 @@ def random_game(actions, config: StarClusterConfig) -> list:
         standing = engine.standings()
         if standing.complete:
             break
-        if engine._round.number != number:  # a new round: the table is cleared
-            number = engine._round.number
+        state = engine.state()
+        if state.round_number != number:  # a new round: the table is cleared
+            number = state.round_number
             table.slots, table.grouped, table.gutter, table.play = {}, [], [], []
-        if engine._awaiting is not None:
-            table.emit(OutOfBallsChoice(t, f"C{i}", player=engine._awaiting,
+        if state.pending_choice is not None:
+            table.emit(OutOfBallsChoice(t, f"C{i}", player=state.pending_choice.player,
                                         choice="bank" if bank else "final_sequence"))
         else:
             shooter = standing.to_play
@@ -221,8 +251,8 @@ def test_scb_property_loses_points_mode_slot_points_follow_the_board(displaced, 
     config = StarClusterConfig(knocked_out_ball_loses_points=True, void_shot_displaced=displaced)
     events = [e for e in random_game(actions, config) if not isinstance(e, RoundEnd)]
     engine, decisions = run(events, config, close=False)
-    if engine._round.number != 1 or engine.standings().complete:
+    if engine.state().round_number != 1 or engine.standings().complete:
         return  # only check a round still in play
     for player in ("red", "blue"):
         slot_points = sum(d.points for d in decisions if d.kind is K.SCORE and d.player == player)
-        assert slot_points == total(config, engine._live(player))
+        assert slot_points == total(config, engine.state().live[player])

@@ -4,6 +4,7 @@ import pytest
 from scb_helpers import Log, cfg, kinds, points, run, snap
 
 from rules.decisions import DecisionKind as K
+from rules.engine import PendingChoice
 from rules.errors import InputError
 from rules.events import BallLifted, Location, Place, RoundEnd, ShotStarted, TableMovement, TableSettled, UmpireFoul
 
@@ -78,7 +79,7 @@ def test_scb_3_5_play_line_crossing_voids_the_shot():
     assert shots(out) == ["scored", "void"]
     assert points(out, "red") == 5  # the void shot's chain is not scored
     assert turns(out) == ["blue"]
-    assert engine._hand("red") == 10 - 1 - 1  # one ball in P3/0, the foul ball out
+    assert engine.state().hand["red"] == 10 - 1 - 1  # one ball in P3/0, the foul ball out
     foul = kinds(out, K.FOUL)[0]
     assert foul.rule == "SCB-3.5"
     assert kinds(out, K.BALL_REMOVED)[0].rule == "SCB-5.2"
@@ -92,7 +93,7 @@ def test_scb_5_2_void_shot_restore_lists_balls_to_put_back():
     engine, out = run(log.events, close=False)
     foul = kinds(out, K.FOUL)[0]
     assert dict(foul.data)["restore"] == ["red to P2/slot 0", "lift red from P2/slot 1"]
-    assert engine._round.board == {(2, 0): "red"} and engine._hand("blue") == 9
+    assert engine.state().board == {(2, 0): "red"} and engine.state().hand["blue"] == 9
     assert not kinds(out, K.WARNING) and points(out, "blue") == 0
 
 
@@ -117,8 +118,8 @@ def test_scb_5_2_void_shot_stand_leaves_balls_where_they_went_without_points():
     engine, out = run(log.events, cfg(void_shot_displaced="stand"), close=False)
     # the void shot moved red 3.0 -> 3.1: red keeps 5 (kept reading), blue's foul ball at 2.0 is removed
     assert points(out, "red") == 5
-    assert (2, 0) not in engine._round.board or engine._round.board[(2, 0)] != "blue"
-    assert (3, 1) in engine._round.dead  # landed during the void shot: stays, never scores
+    assert (2, 0) not in engine.state().board or engine.state().board[(2, 0)] != "blue"
+    assert (3, 1) in engine.state().dead  # landed during the void shot: stays, never scores
     assert points(out, "blue") == 2  # 2.1 alone: the removed foul ball at 2.0 does not chain
     assert not kinds(out, K.WARNING)
 
@@ -165,11 +166,11 @@ def test_scb_5_1_gutter_ball_is_out_for_the_round_and_back_next_round():
     player at the start of the next Round."""
     log = Log().shot("red@gutter")
     engine, out = run(log.events, close=False)
-    assert engine._hand("red") == 9 and shots(out) == ["gutter"]
+    assert engine.state().hand["red"] == 9 and shots(out) == ["gutter"]
     assert kinds(out, K.BALL_REMOVED)[0].rule == "SCB-5.1"
     log.add(BallLifted, 1.0, owner="red", at=Location(Place.GUTTER)).round_end()
     engine, out = run(log.events, close=False)
-    assert engine._hand("red") == 10  # round 2: all balls back
+    assert engine.state().hand["red"] == 10  # round 2: all balls back
     assert engine.standings().games[0].rounds[0].scores == {"red": 9, "blue": 10}
 
 
@@ -177,7 +178,7 @@ def test_scb_5_1_ball_staying_in_the_gutter_is_counted_once():
     """SCB-5.1: a gutter ball seen again in later snapshots is not removed twice."""
     log = Log().shot("red@gutter").shot("red@gutter", "blue@1.0").shot("red@gutter", "blue@1.0", "blue@1.1")
     engine, _ = run(log.events, close=False)
-    assert engine._hand("red") == 9
+    assert engine.state().hand["red"] == 9
 
 
 def test_scb_5_3_returned_ball_remains_in_play():
@@ -185,7 +186,7 @@ def test_scb_5_3_returned_ball_remains_in_play():
     in play": it is back in the hand."""
     log = Log().shot("red@play")
     engine, out = run(log.events, close=False)
-    assert engine._hand("red") == 10
+    assert engine.state().hand["red"] == 10
     assert kinds(out, K.BALL_RETURNED)[0].rule == "SCB-5.3"
 
 
@@ -193,14 +194,14 @@ def test_scb_5_4_grouped_ball_stays_in_play_but_does_not_score():
     """SCB-5.4 "Grouped balls remain in play but do not score" (not in hand either)."""
     log = Log().shot("red@grouped")
     engine, out = run(log.events, close=False)
-    assert engine._hand("red") == 9 and points(out, "red") == 0
+    assert engine.state().hand["red"] == 9 and points(out, "red") == 0
 
 
 def test_scb_5_5_returned_grouped_ball_goes_back_to_hand():
     """SCB-5.5 "If a Grouped ball returns to the Play Area ... the player may return that ball to their hand"."""
     log = Log().shot("red@grouped").shot("red@play", "blue@play")
     engine, out = run(log.events, close=False)
-    assert engine._hand("red") == 10
+    assert engine.state().hand["red"] == 10
     assert any(d.player == "red" and d.kind is K.BALL_RETURNED for d in out)
     assert shots(out)[-1] == "failed"
     assert not kinds(out, K.FOUL)
@@ -217,8 +218,8 @@ def test_scb_5_6_deliberate_table_movement_removes_the_movers_moved_balls():
     assert len(foul) == 1 and foul[0].flagged and foul[0].player == "blue"
     # blue's shot ball and blue's ball shaken out of P1/1 both moved (to the play area): both removed;
     # red's ball shaken from P1/0 into P2/0 scores for red (SCB-5.7) and stays; red keeps the 1 from P1/0
-    assert engine._round.out["blue"] == 2 and engine._hand("blue") == 8
-    assert points(out, "red") == 1 + 2 and engine._round.board == {(2, 0): "red"}
+    assert engine.state().out["blue"] == 2 and engine.state().hand["blue"] == 8
+    assert points(out, "red") == 1 + 2 and engine.state().board == {(2, 0): "red"}
     assert engine.standings().to_play == "red" and not kinds(out, K.WARNING)
 
 
@@ -249,7 +250,7 @@ def test_scb_5_8_displaced_opponent_ball_returned_to_hand_is_no_foul():
     engine, out = run(log.events, close=False)
     assert not kinds(out, K.FOUL)
     assert engine.standings().to_play == "blue"
-    assert engine._hand("red") == 10
+    assert engine.state().hand["red"] == 10
 
 
 # ---------------------------------------------------------------- SCB-6 out of balls, remaining balls
@@ -263,6 +264,10 @@ def test_scb_6_1_running_out_of_balls_ends_the_turn_and_the_opponent_chooses():
     choice = kinds(out, K.CHOICE_REQUIRED)
     assert len(choice) == 1 and choice[0].player == "blue"
     assert "waiting for blue's choice" in engine.standings().status
+    state = engine.state()
+    assert state.pending_choice == PendingChoice("blue", ("bank", "final_sequence"), "red has no balls left")
+    assert state.hand == {"red": 0, "blue": 2} and state.balls_to_play == state.hand and state.to_play == "blue"
+    assert state.board == {(1, 0): "red", (1, 2): "red"} and state.live == {"red": {(1, 0), (1, 2)}, "blue": set()}
 
 
 def test_scb_6_2_bank_scores_one_point_per_ball_in_hand_and_ends_the_round():
@@ -271,6 +276,9 @@ def test_scb_6_2_bank_scores_one_point_per_ball_in_hand_and_ends_the_round():
     engine, out = run(log.events, cfg(balls_per_player=2), close=False)
     assert points(out, "blue") == 2 and points(out, "red") == 2
     assert engine.standings().games[0].rounds[0].complete
+    state = engine.state()  # round 2: full hands, empty board, nothing awaited, its clock not started
+    assert state.pending_choice is None and state.round_number == 2 and state.round_started_at is None
+    assert state.hand == {"red": 2, "blue": 2} and not state.board and state.banked is None
     assert [d.rule for d in kinds(out, K.SCORE) if d.player == "blue"] == ["SCB-6.2"]
 
 
@@ -341,6 +349,30 @@ def test_scb_2_2_clock_from_events_ends_the_round_after_six_minutes():
     rounds = engine.standings().games[0].rounds
     assert rounds[0].scores == {"red": 1 + 2 + 8, "blue": 10}
     assert kinds(out, K.ROUND_RESULT)[0].t == pytest.approx(370.0)
+    # round 2 began with the shot after the buzzer (t=379): its clock starts there; that shot put 2 red balls in
+    state = engine.state()
+    assert (state.round_number, state.round_started_at, state.round_ended_at) == (2, 379.0, None)
+    assert state.round_length_s == 360.0 and state.clock_counts_down and state.hand == {"red": 8, "blue": 10}
+    assert state.shot_in_progress is False
+
+
+def test_scb_2_2_round_clock_in_state_from_start_to_the_final_result():
+    """SCB-2.2: state() tells when the round's clock started (round_start or first shot), and, once the last
+    round got its result, when it ended; a new round has not started until its round_start or first shot."""
+    c = cfg(rounds_per_game=1, round_seconds=60)
+    engine, _ = run(Log().events, c, close=False)
+    assert engine.state().round_started_at is None and engine.state().round_length_s == 60.0
+    log = Log().round_start()  # t=1
+    engine, _ = run(log.events, c, close=False)
+    assert (engine.state().round_started_at, engine.state().round_ended_at) == (1.0, None)
+    log.shot("red@2.0", dt=5.0)  # red 2 points at t=6..8
+    engine, out = run(log.events, c)  # close at t=8: the round is still running
+    assert not kinds(out, K.ROUND_RESULT) and engine.state().round_ended_at is None
+    engine, out = run(log.events + [RoundEnd(200.0, "LATE")], c)  # time ran out at 61 before the round_end
+    state = engine.state()
+    assert kinds(out, K.ROUND_RESULT)[0].t == 61.0 and state.complete
+    assert (state.round_started_at, state.round_ended_at, state.round_number) == (1.0, 61.0, 1)
+    assert state.to_play is None and state.pending_choice is None
 
 
 def test_scb_2_2_umpire_clock_only_round_end_ends_a_round():
@@ -457,13 +489,13 @@ def test_scb_10_2_blocking_removes_a_flanked_opponent_ball(needs_this_shot, remo
     log = Log().shot("red@1.0").shot("red@1.0", "red@1.2").shot("red@1.0", "red@1.2", "red@play")
     log.shot("red@1.0", "red@1.2", "blue@1.1", player="blue")  # blue's own ball lands between: blocked?
     engine, out = run(log.events, cfg(optional_rules=rules), close=False)
-    assert ((1, 1) in engine._round.board) is not removed
+    assert ((1, 1) in engine.state().board) is not removed
     log2 = (Log().shot("red@1.0").shot("red@1.0", "red@play")  # red scores, then misses
             .shot("red@1.0", "blue@1.1").shot("red@1.0", "blue@1.1", "blue@play")  # blue scores, then misses
             .shot("red@1.0", "blue@1.1", "red@1.2"))  # red closes the sandwich
     engine, out = run(log2.events, cfg(optional_rules=rules), close=False)
     assert not kinds(out, K.WARNING)
-    assert (1, 1) not in engine._round.board  # created by this shot: removed under both settings
+    assert (1, 1) not in engine.state().board  # created by this shot: removed under both settings
     assert any(d.rule == "SCB-10.2" for d in kinds(out, K.BALL_REMOVED))
 
 
@@ -473,7 +505,7 @@ def test_scb_10_4_dead_ball_rule_in_the_second_half_of_the_round():
     log = Log().shot("red@3.0", dt=1.0).shot("red@3.0", "red@3.1", dt=200.0)
     engine, out = run(log.events, cfg(optional_rules=rules), close=False)
     assert points(out, "red") == 5  # the second ball landed at t > 1 + 180 in a dead area: nothing
-    assert shots(out) == ["scored", "failed"] and (3, 1) in engine._round.dead
+    assert shots(out) == ["scored", "failed"] and (3, 1) in engine.state().dead
 
 
 # ---------------------------------------------------------------- SCB-11 input
@@ -526,7 +558,7 @@ def test_scb_5_6_table_movement_between_shots_is_charged_to_the_player_to_play()
     log = Log().shot("red@1.0").shot("red@1.0", "red@1.1").add(TableMovement, 2.0, magnitude_mm=9.0)
     log.settle("red@1.0", "red@play")  # red's P1/1 ball shaken back to the play area
     engine, out = run(log.events, close=False)
-    assert kinds(out, K.FOUL)[0].rule == "SCB-5.6" and engine._round.out["red"] == 1
+    assert kinds(out, K.FOUL)[0].rule == "SCB-5.6" and engine.state().out["red"] == 1
     assert engine.standings().to_play == "blue" and points(out, "red") == 3  # points kept (SCB-4.5)
 
 
@@ -534,7 +566,7 @@ def test_scb_3_5_umpire_play_line_foul_voids_the_shot():
     """SCB-3.5: an umpire_foul of kind play_line during the shot voids it like a detected crossing."""
     log = Log().shot("red@3.0", foul="play_line", player="red")
     engine, out = run(log.events, close=False)
-    assert shots(out) == ["void"] and points(out, "red") == 0 and engine._hand("red") == 9
+    assert shots(out) == ["void"] and points(out, "red") == 0 and engine.state().hand["red"] == 9
 
 
 def test_scb_6_1_shot_while_a_choice_is_awaited_is_taken_as_final_sequence():
