@@ -9,6 +9,11 @@ connection is retried with exponential back-off and reported through
 are spent. A file can be played as a live source (`--live`): the same thread
 and the same newest-frame buffer, paced at the file's native rate, which is
 how the live path is tested without a network.
+
+Every wall-clock read and wait of the live path (pacing, reconnect back-off,
+a camera's fallback timestamps) goes through a `Clock`, `SystemClock` unless
+one is given: tests pass virtual clocks (tests/vision/clocks.py), so nothing
+they check depends on how fast the machine is.
 """
 
 from __future__ import annotations
@@ -26,6 +31,28 @@ from vision.config import PipelineConfig
 from vision.video_io import Frame, VideoError, probe, read_frames
 
 Warn = Callable[[float, str], None]
+
+
+class Clock(Protocol):
+    """Where the live path reads the time and waits."""
+
+    def now(self) -> float:
+        """Seconds, monotonic (only differences mean anything)."""
+        ...
+
+    def sleep(self, seconds: float) -> None:
+        """Wait `seconds` (>= 0)."""
+        ...
+
+
+class SystemClock:
+    """The machine's monotonic clock: `time.monotonic` and `time.sleep`."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
 
 class FrameSource(Protocol):
@@ -59,40 +86,51 @@ def _pyav_frames(url: str, timeout_s: float) -> Iterator[tuple[float, object]]:
         if not container.streams.video:
             raise ConnectionError("no video stream")
         stream = container.streams.video[0]
+        time_base = stream.time_base
+        if time_base is None:
+            raise ConnectionError("the video stream has no time base")
         for frame in container.decode(stream):
             if frame.pts is not None:
-                yield float(frame.pts * stream.time_base), frame.to_ndarray(format="bgr24")
+                yield float(frame.pts * time_base), frame.to_ndarray(format="bgr24")
     except av.error.FFmpegError as error:
         raise ConnectionError(str(error)) from None
     finally:
         container.close()
 
 
-def _camera_frames(index: int) -> Iterator[tuple[float, object]]:
+def _camera_frames(index: int, clock: Clock) -> Iterator[tuple[float, object]]:
+    """(capture time, BGR image); `clock` times the frames of a camera that gives no capture time."""
     capture = cv2.VideoCapture(index)
     if not capture.isOpened():
         raise ConnectionError(f"camera {index} cannot be opened")
-    start = time.monotonic()
+    start = clock.now()
     try:
         while True:
             ok, image = capture.read()
             if not ok:
                 raise ConnectionError(f"camera {index} stopped delivering frames")
             stamp = capture.get(cv2.CAP_PROP_POS_MSEC) / 1000.0
-            yield (stamp if stamp > 0 else time.monotonic() - start), image
+            yield (stamp if stamp > 0 else clock.now() - start), image
     finally:
         capture.release()
 
 
 class LiveSource:
-    """A reader thread over a reconnecting feed; the consumer always gets the newest frame."""
+    """A reader thread over a reconnecting feed; the consumer always gets the newest frame.
+
+    `received` counts the frames the reader put in the newest-frame slot, `dropped` those
+    replaced there before the consumer took them. Pacing (`paced`) and reconnect back-off
+    wait on `clock` (default `SystemClock()`).
+    """
 
     live = True
     frame_count = 0
 
     def __init__(self, name: str, open_feed: Callable[[], Iterator[tuple[float, object]]], config: PipelineConfig,
-                 on_warning: Warn | None = None, paced: bool = False, ends: bool = False) -> None:
+                 on_warning: Warn | None = None, paced: bool = False, ends: bool = False,
+                 clock: Clock | None = None) -> None:
         self.name = name
+        self.clock: Clock = clock if clock is not None else SystemClock()
         self._open = open_feed
         self._config = config
         self._warn = on_warning or (lambda t, message: None)
@@ -116,6 +154,7 @@ class LiveSource:
                     while self._newest is None and not self._done:
                         self._cond.wait()
                     item, self._newest = self._newest, None
+                    self._cond.notify_all()  # the slot is empty: wakes wait_until_taken
                     if item is None:
                         if self._error is not None:
                             raise self._error
@@ -123,11 +162,30 @@ class LiveSource:
                 yield Frame(index, item[0], item[1])  # type: ignore[arg-type]
                 index += 1
         finally:
-            self._stop = True
+            with self._cond:
+                self._stop = True
+                self._cond.notify_all()
             thread.join(timeout=2.0)
+
+    def wait_until_taken(self, on_wait: Callable[[float], None] | None = None) -> None:
+        """Block until the consumer has taken the frame in the newest-frame slot, or the source is stopping.
+
+        A hook for test clocks that play a file in lockstep with its consumer (tests/vision/clocks.py,
+        `LockstepClock`): called from the clock's `sleep` in the reader thread, it holds the paced reader
+        back until the previous frame is taken, so no frame is ever dropped however slow the consumer.
+        `on_wait(t)` is called (under the source's lock, once) when a frame at time `t` is still waiting
+        to be taken, just before blocking. The live path itself never calls this; never call it from the
+        thread that iterates `frames()`.
+        """
+        with self._cond:
+            if self._newest is not None and not self._stop and on_wait is not None:
+                on_wait(self._newest[0])
+            while self._newest is not None and not self._stop:
+                self._cond.wait()
 
     def _read(self) -> None:
         cfg = self._config
+        clock = self.clock
         failures = 0
         offset = 0.0  # keeps times increasing across reconnections
         last_t = -1.0
@@ -135,7 +193,7 @@ class LiveSource:
         try:
             while not self._stop:
                 try:
-                    start_wall = time.monotonic()
+                    start_wall = clock.now()
                     first: float | None = None
                     for t, image in self._open():
                         opened_once = True
@@ -145,7 +203,7 @@ class LiveSource:
                             if t + offset <= last_t:
                                 offset = last_t + 1e-3 - t
                         if self._paced:
-                            time.sleep(max(0.0, (t - first) - (time.monotonic() - start_wall)))
+                            clock.sleep(max(0.0, (t - first) - (clock.now() - start_wall)))
                         self._push(t + offset, image)
                         last_t = t + offset
                         if self._stop:
@@ -166,7 +224,7 @@ class LiveSource:
                     wait = cfg.stream_backoff_s * 2 ** (failures - 1)
                     self._warn(max(last_t, 0.0), f"source {self.name}: {error}; retry {failures} of "
                                                  f"{cfg.stream_retries} in {wait:.2f}s")
-                    time.sleep(wait)
+                    clock.sleep(wait)
         finally:
             with self._cond:
                 self._done = True
@@ -181,20 +239,24 @@ class LiveSource:
             self._cond.notify_all()
 
 
-def open_source(spec: str, config: PipelineConfig, live: bool = False, on_warning: Warn | None = None) -> FrameSource:
+def open_source(spec: str, config: PipelineConfig, live: bool = False, on_warning: Warn | None = None,
+                clock: Clock | None = None) -> FrameSource:
     """SOURCE by its shape: digits = camera index, scheme:// = stream URL, else a video file.
 
     `live` plays a file through the live path (reader thread, newest frame only) at its native rate.
+    `clock` (default `SystemClock()`) is what a live source paces, backs off and stamps camera frames with;
+    a plain file source reads no clock.
     """
+    clock = clock if clock is not None else SystemClock()
     if spec.isdigit():
         index = int(spec)
-        return LiveSource(f"camera {index}", lambda: _camera_frames(index), config, on_warning)
+        return LiveSource(f"camera {index}", lambda: _camera_frames(index, clock), config, on_warning, clock=clock)
     if "://" in spec:
         timeout = config.stream_open_timeout_s
-        return LiveSource(spec, lambda: _pyav_frames(spec, timeout), config, on_warning)
+        return LiveSource(spec, lambda: _pyav_frames(spec, timeout), config, on_warning, clock=clock)
     if live:
         probe(spec)  # a missing or unreadable file is a clear error now, not a retry loop
-        return LiveSource(spec, lambda: _file_feed(spec), config, on_warning, paced=True, ends=True)
+        return LiveSource(spec, lambda: _file_feed(spec), config, on_warning, paced=True, ends=True, clock=clock)
     return FileSource(spec)
 
 
