@@ -58,7 +58,9 @@ demo: $(STAMP) $(POSE_MODEL)
 	@echo "  $(RUN)/: $(REFEREED)/video.mp4 refereed (one causal pass, as a live feed): events.jsonl, decisions.jsonl, result.json, eval.json (against its truth),"
 	@echo "  $(RUN)/annotated.mp4, $(RUN)/highlights/ (clips, reel.mp4, index.json) and $(RUN)/report.html (open it in a browser)"
 
+# mypy checks the packages' type hints (pyproject.toml [tool.mypy]) before the suite runs
 test: $(STAMP) $(POSE_MODEL) browser
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q
 
 clean:

@@ -1,17 +1,19 @@
 """Whole-referee speed and accuracy on each bundled sample: fps, real-time factor, per-stage ms, memory, latency.
 
 Each sample is refereed in a fresh child process (so its peak memory is its
-own), exactly as `referee run SAMPLE/video.mp4 --session SAMPLE/truth.json`
-builds it (the umpire inputs come from the truth; vision makes every
-observation). The pipeline's own stage timers (vision.pipeline.StageTimes)
-give the split; the run is then scored with `referee eval`'s library, which
-gives the latency from true rest to the emitted table_settled (in video time:
-the frame at which the pipeline emitted it, so it is the causal delay, not
-counting the few ms of processing per frame shown in the speed table).
+own) through the library `referee run` itself uses (`referee.session`), with
+the spec `referee run SAMPLE/video.mp4 --session SAMPLE/truth.json` gives (the
+umpire inputs come from the truth; vision makes every observation). The
+pipeline's own stage timers (vision.pipeline.StageTimes) give the split; the
+run is then scored with `referee eval`'s library, which gives the latency from
+true rest to the emitted table_settled (in video time: the frame at which the
+pipeline emitted it, so it is the causal delay, not counting the few ms of
+processing per frame shown in the speed table). The wall time is the whole
+session run: every frame, then the result written.
 
-A tracks.jsonl is recorded alongside (vision.evaluate.FrameLog, as `referee run`
-writes it) so detection and tracking can be scored; its writes land in the
-"track" stage and cost well under a millisecond a frame.
+The run writes tracks.jsonl as `referee run` does, so detection and tracking
+can be scored; building its lines lands in the "track" stage and costs well
+under a millisecond a frame.
 
 Run: .venv/bin/python benchmarks/pipeline.py [SAMPLE ...] [--out DIR] [--no-pose] [--json OUT]
 """
@@ -29,31 +31,20 @@ from pathlib import Path
 from common import ROOT, label, machine, parser, peak_rss_mb, samples, table, write_json
 
 
-def measure(folder: Path, out: Path, detector: str, extra: list[str]) -> dict:
-    from referee.cli import build_parser
-    from referee.commands.run import build_referee, run_configs
-    from rules.replay import read_log, replay
-    from rules.result import build_result, write_json_atomically
-    from vision.evaluate import TRACKS_FILE, evaluate, load_run, load_truth
-    from vision.event_log import EventLog
-    from vision.sources import open_source
+def measure(folder: Path, out: Path, detector: str, pose: bool) -> dict:
+    from referee.session import RefereeSession, RunSpec
+    from vision.evaluate import evaluate, load_run, load_truth
     from vision.video_io import probe
 
     truth = load_truth(folder / "truth.json")
     video = folder / "video.mp4"
     info = probe(video)
-    # the arguments exactly as `referee run` parses them, so options added there keep their defaults here
-    args = build_parser().parse_args(["run", str(video), "--game", truth.game, "--session", str(folder / "truth.json"),
-                                      "--detector", detector, "--out", str(out), "--quiet", *extra])
-    rules_config, config = run_configs(args)  # the truth's game config, as `referee run --session` takes it
-    with EventLog(out) as log, (out / TRACKS_FILE).open("w", encoding="utf-8") as tracks:
-        referee = build_referee(args, log, config, rules_config, tracks)
-        source = open_source(str(video), config)
+    spec = RunSpec(str(video), truth.game, out, session=folder / "truth.json", detector=detector, pose=pose)
+    with RefereeSession.open(spec) as session:
         started = time.perf_counter()
-        summary = referee.run(source)
+        summary = session.run()
         wall = time.perf_counter() - started
-    replayed = replay(read_log(log.events_path), truth.game, rules_config)
-    write_json_atomically(out / "result.json", build_result(replayed, {"video": str(video), "frames": summary.frames}))
+    pose_watch = session.pipeline.pose
     report = evaluate(load_run(out, truth), truth)
     frames = summary.times.frames or 1
     duration = summary.frames / info.fps if info.fps else 0.0
@@ -62,7 +53,7 @@ def measure(folder: Path, out: Path, detector: str, extra: list[str]) -> dict:
         "wall_s": wall, "fps": summary.frames / wall, "rtf": duration / wall,
         "stage_ms": {stage: 1000 * s / frames for stage, s in summary.times.seconds.items()},
         "peak_rss_mb": peak_rss_mb(), "eval": report.to_json(), "run_dir": str(out),
-        "pose_runs": referee.pose.calls if referee.pose is not None else 0,
+        "pose_runs": pose_watch.calls if pose_watch is not None else 0,
     }
 
 
@@ -75,7 +66,7 @@ def main() -> None:
     args = p.parse_args()
     if args.one:
         try:
-            print(json.dumps(measure(args.one, args.out, args.detector, ["--no-pose"] if args.no_pose else [])))
+            print(json.dumps(measure(args.one, args.out, args.detector, not args.no_pose)))
         except Exception as error:  # reported as a row, so one broken sample does not hide the others
             print(json.dumps({"error": f"{type(error).__name__}: {error}", "trace": traceback.format_exc()}))
         return

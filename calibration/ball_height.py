@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calibration.geometry import rows3
 from calibration.homography import Homography
 from calibration.distortion import Intrinsics
 from rules.errors import InputError
@@ -78,8 +79,8 @@ def camera_pose(h: Homography, image_size: tuple[int, int], intrinsics: Intrinsi
             "camera pose: the camera would sit below the table (mirrored view); check the calibration"
         )
     return CameraPose(
-        camera_matrix=tuple(tuple(float(v) for v in row) for row in k),
-        rotation=tuple(tuple(float(v) for v in row) for row in r),
+        camera_matrix=rows3(k),
+        rotation=rows3(r),
         translation=(float(t[0]), float(t[1]), float(t[2])),
         centre_mm=(float(centre[0]), float(centre[1]), float(centre[2])),
     )

@@ -27,6 +27,7 @@ from calibration.homography import (
 )
 from calibration.profile import TableProfile, load_schema
 from rules.errors import InputError
+from rules.files import write_json_atomically
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,8 @@ def to_json(cal: Calibration) -> dict:
 
 
 def save_calibration(cal: Calibration, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(to_json(cal), indent=2) + "\n", encoding="utf-8")
+    """Write the calibration JSON atomically: a reader sees the old file or the whole new one."""
+    write_json_atomically(path, to_json(cal))
 
 
 def load_calibration(path: str | Path) -> Calibration:
@@ -157,11 +159,11 @@ def load_calibration(path: str | Path) -> Calibration:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InputError(f"calibration {path}: cannot read JSON ({error}); run `referee calibrate`") from None
     validator = jsonschema.Draft202012Validator(load_schema("calibration.schema.json"))
-    error = next(iter(sorted(validator.iter_errors(data), key=lambda e: len(e.absolute_path))), None)
-    if error is not None:
-        field = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    problem = next(iter(sorted(validator.iter_errors(data), key=lambda e: len(e.absolute_path))), None)
+    if problem is not None:
+        field = "/".join(str(p) for p in problem.absolute_path) or "(top level)"
         raise InputError(
-            f"calibration {path}: field '{field}': {error.message[:160]}; re-run `referee calibrate`"
+            f"calibration {path}: field '{field}': {problem.message[:160]}; re-run `referee calibrate`"
         )
     source = data.get("source", {})
     return Calibration(

@@ -15,6 +15,7 @@ from typing import Callable
 import cv2
 import numpy as np
 
+from calibration.geometry import rows3
 from rules.errors import InputError
 
 
@@ -76,7 +77,7 @@ def intrinsics_from_json(data: dict, label: str) -> Intrinsics:
         )
     size = data.get("image_size")
     return Intrinsics(
-        camera_matrix=tuple(tuple(float(v) for v in row) for row in k),
+        camera_matrix=rows3(k),
         dist_coeffs=tuple(float(v) for v in d),
         image_size=(int(size[0]), int(size[1])) if size else None,
     )

@@ -132,6 +132,14 @@ class Feature:
     seat: int | None = None  # a Piratenbillard starting space: whose
 
 
+Row3 = tuple[float, float, float]
+
+
+def rows3(matrix: Any) -> tuple[Row3, ...]:
+    """The rows of an N x 3 matrix (a camera matrix, a rotation, a homography) as plain float tuples."""
+    return tuple((float(row[0]), float(row[1]), float(row[2])) for row in matrix)
+
+
 # --------------------------------------------------------------------------- reading profile JSON
 
 

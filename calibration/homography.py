@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from calibration.aruco import DetectedMarker
-from calibration.geometry import Markers, Rect
+from calibration.geometry import Markers, Rect, rows3
 from rules.errors import InputError
 
 MIN_MARKERS = 2
@@ -33,7 +33,7 @@ class Homography:
     def from_array(cls, array: np.ndarray) -> Homography:
         a = np.asarray(array, dtype=float).reshape(3, 3)
         a = a / (a[2, 2] if abs(a[2, 2]) > 1e-12 else np.linalg.norm(a))
-        return cls(tuple(tuple(float(v) for v in row) for row in a))
+        return cls(rows3(a))
 
     @property
     def array(self) -> np.ndarray:

@@ -31,6 +31,7 @@ import numpy as np
 from calibration.calibrate import Calibration, fit_markers
 from calibration.homography import CalibrationError, Homography
 from calibration.profile import TableProfile
+from rules.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +62,19 @@ class MarkersLostWarning:
 
 @dataclass(frozen=True)
 class MonitorSettings:
-    check_interval_s: float = 1.0
-    movement_threshold_mm: float = 3.0
-    markers_lost_after_s: float = 5.0
-    max_fit_rms_mm: float = 5.0
-    camera_ratio: float = 0.5
-    table_ratio: float = 0.2
+    """How the markers are re-checked while the table is watched (the `monitor` section of the pipeline config)."""
+
+    check_interval_s: float = 1.0  # re-fit the homography on the markers this often; 0 = never
+    movement_threshold_mm: float = 3.0  # a re-fit this far from the last one is a movement
+    markers_lost_after_s: float = 5.0  # too few markers seen this long is a warning
+    max_fit_rms_mm: float = 5.0  # a re-fit worse than this is not trusted
+    camera_ratio: float = 0.5  # background flow this large against the table's = the camera moved
+    table_ratio: float = 0.2  # ... and this small = the table moved; in between: unknown
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+                raise InputError(f"pipeline config: 'monitor.{name}' must be a number >= 0, got {value!r}")
 
 
 Observation = TableMovement | MarkersLostWarning
@@ -161,12 +169,13 @@ class CalibrationMonitor:
         mask = np.full(grey.shape, 255, np.uint8)
         for quad in (old_quad, new_quad):
             cv2.fillConvexPoly(mask, np.round(quad).astype(np.int32), 0)
-        mask = cv2.erode(mask, np.ones((15, 15), np.uint8))
-        points = cv2.goodFeaturesToTrack(self._reference, 300, 0.01, 8, mask=mask)
-        if points is None or len(points) < MIN_BACKGROUND_FEATURES:
+        background = cv2.erode(mask, np.ones((15, 15), np.uint8))
+        found = cv2.goodFeaturesToTrack(self._reference, 300, 0.01, 8, mask=background)
+        if found is None or len(found) < MIN_BACKGROUND_FEATURES:
             return "unknown"
-        moved, status, _err = cv2.calcOpticalFlowPyrLK(
-            self._reference, grey, points, None, winSize=(21, 21), maxLevel=4
+        points = np.asarray(found, np.float32)
+        moved, status, _err = cv2.calcOpticalFlowPyrLK(  # the output array is only written (no initial flow)
+            self._reference, grey, points, np.empty_like(points), winSize=(21, 21), maxLevel=4
         )
         ok = status.ravel() == 1
         if ok.sum() < MIN_BACKGROUND_FEATURES:

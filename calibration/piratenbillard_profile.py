@@ -117,6 +117,11 @@ class PiratenbillardProfile:
         return None
 
     @property
+    def stacking(self) -> bool:
+        """A space can hold more than one ball: a ball landing on another stays on it."""
+        return True
+
+    @property
     def playing_field(self) -> Rect:
         return self.grid
 

@@ -52,6 +52,9 @@ class TableProfile(Protocol):
     def play_line(self) -> tuple[Point, Point] | None:
         """The line players shoot from, board mm; None when the game has none."""
     @property
+    def stacking(self) -> bool:
+        """A place can hold more than one ball."""
+    @property
     def playing_field(self) -> Rect:
         """Where the game is played out: a hand over it is watched for."""
     @property

@@ -113,6 +113,7 @@ def warp_to_camera(
     s = supersample
     up = np.array([[s, 0, (s - 1) / 2], [0, s, (s - 1) / 2], [0, 0, 1.0]])
     matrix = up @ np.asarray(board_to_image, float) @ np.linalg.inv(board_to_render(profile, px_per_mm))
+    big: np.ndarray
     if background is None:
         big = np.full((h * s, w * s, 3), 30, np.uint8)
     else:

@@ -88,6 +88,11 @@ class StarClusterProfile:
     # ------------------------------------------------------------------ what every profile answers
 
     @property
+    def stacking(self) -> bool:
+        """A slot holds one ball: a second one rolls on."""
+        return False
+
+    @property
     def playing_field(self) -> Rect:
         """Where the game is played out: the board beyond the play area (hands over it pause a settle)."""
         return self.board

@@ -90,6 +90,8 @@ CORRECTED_RESULT_FILE = "result.corrected.json"
 DIFF_FILE = "diff.json"
 ANNOTATED_FILE = "annotated.mp4"
 HIGHLIGHTS_DIR = "highlights"
+HIGHLIGHTS_INDEX_FILE = "index.json"  # in HIGHLIGHTS_DIR: the clips and what each shows
+HIGHLIGHTS_REEL_FILE = "reel.mp4"  # in HIGHLIGHTS_DIR: the clips joined
 
 CORRECTION_TYPES = (Confirm, Overturn, SnapshotCorrection, UmpireFoul)
 TRACKS_LINE = ('{"t": T, "tracks": [[id, colour, x, y, u, v], ...], '

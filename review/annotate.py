@@ -22,9 +22,10 @@ from calibration.calibrate import Calibration, calibrate_markers, load_calibrati
 from calibration.homography import CalibrationError
 from calibration.profile import TableProfile, load_profile
 from record.run_folder import CALIBRATION_FILE
-from review.overlay import Overlay, Style
+from review.overlay import Overlay
+from review.settings import Style
 from review.record import ReviewError, RunRecord, load_run
-from vision.config import PipelineConfig
+from vision.config import TableWatchConfig
 from vision.video_io import VideoInfo, VideoWriter, probe, read_frames
 
 
@@ -77,7 +78,7 @@ def open_review(run_dir: str | Path, source: str | Path, calibration: str | Path
 
 
 def _calibrate_from_markers(source: Path, profile: TableProfile) -> Calibration:
-    search_s = PipelineConfig().calibration_search_s
+    search_s = TableWatchConfig().calibration_search_s
     with closing(read_frames(source)) as frames:
         for frame in frames:
             try:

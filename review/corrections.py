@@ -145,18 +145,17 @@ def make_corrections(run: Run, asks: Iterable[Ask], file: Path | None, at: float
 
 
 def _from_ask(run: Run, ask: Ask, at: float | None, by: str, reason: str, earlier: list[Event]) -> Event:
-    who = {"by": by, "reason": reason}
     if ask.action == "foul":
         if at is None:
             raise CorrectionError("--foul needs --at SECONDS: a time during the shot it voids, or after its settle "
                                   "for a foul between shots")
-        return UmpireFoul(t=at, **_foul_fields(ask.values[0]), **who)
+        return UmpireFoul(t=at, **_foul_fields(ask.values[0]), by=by, reason=reason)
     target = _target(run, ask.values[0])
     t = target.t if at is None else at
     if ask.action == "confirm":
-        return Confirm(t=t, target=target.id, **who)
+        return Confirm(t=t, target=target.id, by=by, reason=reason)
     if ask.action == "overturn":
-        return Overturn(t=t, target=target.id, **who)
+        return Overturn(t=t, target=target.id, by=by, reason=reason)
     if not isinstance(target, TableSettled):
         raise CorrectionError(f"--snapshot {target.id}: that is a {target.TYPE}, not a table_settled; "
                               "pick the settle of the shot (its id is in the report's shot table)")
@@ -165,7 +164,7 @@ def _from_ask(run: Run, ask: Ask, at: float | None, by: str, reason: str, earlie
     snapshot = _current_snapshot(run, target, earlier)
     for edit in ask.values[1:]:
         snapshot = _edit(snapshot, edit, target.id)
-    return SnapshotCorrection(t=t, target=target.id, snapshot=snapshot, **who)
+    return SnapshotCorrection(t=t, target=target.id, snapshot=snapshot, by=by, reason=reason)
 
 
 def _foul_fields(text: str) -> dict[str, Any]:
@@ -187,7 +186,7 @@ def _from_file(path: Path, by: str, reason: str) -> list[Event]:
         if not isinstance(event, CORRECTION_TYPES):
             raise CorrectionError(f"{path} line {number}: a {event.TYPE} is not a correction; use confirm, "
                                   "overturn, snapshot_correction or umpire_foul")
-        events.append(replace(event, by=event.by or by, reason=event.reason or reason))  # type: ignore[call-arg]
+        events.append(replace(event, by=event.by or by, reason=event.reason or reason))
     return events
 
 

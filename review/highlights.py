@@ -24,25 +24,16 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
+from record.run_folder import HIGHLIGHTS_INDEX_FILE, HIGHLIGHTS_REEL_FILE
 from review.annotate import Review, Written, written_atomically
 from review.overlay import clock_text, put_text, text_width
 from review.record import MOMENT_KINDS, SAME_S, Caption, ReviewError
+from review.settings import ClipSettings
 from rules.files import write_json_atomically
 from rules.games import TITLES
 from vision.video_io import VideoWriter, read_frames
 
-INDEX_FILE = "index.json"
-REEL_FILE = "reel.mp4"
 INDEX_FORMAT = "table-referee/highlights@1"
-
-
-@dataclass(frozen=True)
-class ClipSettings:
-    """What to cut: how much to show around each moment, and how long a reel's title card stays."""
-
-    lead_s: float = 2.0
-    tail_s: float = 3.0
-    card_s: float = 1.5
 
 
 @dataclass(frozen=True)
@@ -135,7 +126,7 @@ def write_highlights(review: Review, out_dir: str | Path, settings: ClipSettings
     with tqdm(total=expected or None, unit="frame", desc="highlights", disable=not progress, leave=False,
               dynamic_ncols=True) as bar:
         if plans:
-            reel_path = out_dir / REEL_FILE
+            reel_path = out_dir / HIGHLIGHTS_REEL_FILE
             with written_atomically(reel_path) as partial, \
                     VideoWriter(partial, info.width, info.height, info.fps, time_base=info.time_base) as joined:
                 reel_t = 0.0
@@ -144,7 +135,7 @@ def write_highlights(review: Review, out_dir: str | Path, settings: ClipSettings
                     clips.append(clip)
                 reel = Written(reel_path, joined.frames_written, 0.0, reel_t - 1 / info.fps,
                                time.perf_counter() - started)
-    index = out_dir / INDEX_FILE
+    index = out_dir / HIGHLIGHTS_INDEX_FILE
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomically(index, _index(review, settings, clips, reel))
     return HighlightSet(tuple(clips), reel, index)

@@ -18,10 +18,13 @@ import numpy as np
 
 from calibration.calibrate import Calibration
 from calibration.preview import draw_table
-from calibration.profile import PiratenbillardProfile, StarClusterProfile, TableProfile
-from review.record import SAME_S, Caption, RunRecord, TrackFrame, place_name
+from calibration.profile import TableProfile
+from record.run_folder import TrackFrame
+from review.record import SAME_S, Caption, RunRecord, place_name
+from review.settings import Style
 from rules.games import TITLES
 from vision.detect.colour_model import NOMINAL_BGR
+from vision.games import game_vision
 from vision.mapping import BoardMapper
 from vision.video_io import Frame
 
@@ -32,15 +35,6 @@ TABLE_OPACITY = 0.75  # the table lines let the footage show through
 PANEL_SHADE = 0.3  # panels darken the footage to this fraction of its brightness
 ACCENTS = {"grand_slam": (0, 215, 255), "foul": (40, 40, 230), "knock_in": (40, 40, 230), "chain": (0, 215, 255)}
 ASCII = str.maketrans({"→": "->", "−": "-", "–": "-", "—": "-", "×": "x", "·": "."})
-
-
-@dataclass(frozen=True)
-class Style:
-    caption_s: float = 3.0  # how long the calls of a moment stay on screen
-    trail_s: float = 1.5  # how much of each ball's path is drawn
-    rest_window_s: float = 0.5  # a ball that moved slower than rest_mm_s over this long is at rest
-    rest_mm_s: float = 20.0  # mm/s, measured between the window's ends (the track's Kalman jitter averages out)
-    tracks_gap_s: float = 0.25  # a frame the run did not track shows the tracks of one this close before
 
 
 @dataclass(frozen=True)
@@ -137,24 +131,13 @@ class Overlay:
         return px, keep, np.round(TABLE_OPACITY * 256 * drawn).astype(np.uint16)
 
     def _label_places(self, layer: np.ndarray) -> None:
-        """Name the Astrolabe Positions (P1..P3) and the Piratenbillard rows and columns, so a ball's
-        label (its slot or its space) reads as the engines' calls name it."""
+        """Name the places as the game does (Star Cluster Ball's Astrolabe Positions P1..P3, Piratenbillard's
+        rows and columns), so a ball's label (its slot or its space) reads as the engines' calls name it."""
         size = 0.45 * self.scale
-        if isinstance(self.profile, StarClusterProfile):
-            for pos in self.profile.positions:
-                left = pos.slot_rect(0)
-                u, v = self.calibration.board_to_image(np.array([[left.x_min, (left.y_min + left.y_max) / 2]]))[0]
-                put_text(layer, f"P{pos.number}", (int(u) - self._px(28), int(v) + self._px(5)), size, WHITE)
-        elif isinstance(self.profile, PiratenbillardProfile):
-            p, grid = self.profile, self.profile.grid
-            for row in range(p.rows):
-                _, y = p.space_center(row, 0)
-                u, v = self.calibration.board_to_image(np.array([[grid.x_min - p.pitch_mm * 0.45, y]]))[0]
-                put_text(layer, str(row), (int(u) - self._px(5), int(v) + self._px(5)), size, WHITE)
-            for col in range(p.cols):
-                x, _ = p.space_center(0, col)
-                u, v = self.calibration.board_to_image(np.array([[x, grid.y_max + p.pitch_mm * 0.3]]))[0]
-                put_text(layer, str(col), (int(u) - self._px(5), int(v)), size, WHITE)
+        for label in game_vision(self.record.game).place_labels(self.profile):
+            u, v = self.calibration.board_to_image(np.array([label.at]))[0]
+            put_text(layer, label.text, (int(u) + self._offset(label.dx), int(v) + self._offset(label.dy)),
+                     size, WHITE)
 
     # ------------------------------------------------------------------ balls
 
@@ -223,7 +206,7 @@ class Overlay:
         """The scoreboard's lines above the players: the game, the round and its clock, the video time."""
         board = self.record.board_at(t)
         rows = [(TITLES[self.record.game], WHITE)]
-        if self.record.game == "starcluster":
+        if self.record.has_rounds:
             clock = board.clock_s(t) if board is not None else None
             label = board.round_label if board is not None and board.round_label else "round -"
             rows.append((label + (f"   {clock_text(clock, 0)}" if clock is not None else ""), WHITE))
@@ -279,6 +262,10 @@ class Overlay:
 
     def _px(self, n: float) -> int:
         return max(1, int(round(n * self.scale)))
+
+    def _offset(self, n: int) -> int:
+        """`_px` keeping the sign: an offset of n px at 720p, scaled to the frame (0 stays 0)."""
+        return int(np.sign(n)) * self._px(abs(n)) if n else 0
 
 
 def _shade(img: np.ndarray, box: Box) -> None:

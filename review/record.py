@@ -14,11 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# CALIBRATION_FILE is not used here: referee/commands/run.py still imports it from this module
-# (until the pipeline writes through record.run_folder.RunWriter); review.overlay takes TrackFrame from here.
-from record.run_folder import CALIBRATION_FILE, TrackFrame, read_run  # noqa: F401
-from rules.decisions import DecisionKind
-from rules.engine import Standings
+from record.run_folder import TrackFrame, read_run
+from rules.engine import RulesEngine
 from rules.errors import InputError
 from rules.events import (
     Confirm,
@@ -27,7 +24,6 @@ from rules.events import (
     Overturn,
     Place,
     PlayLineCrossing,
-    RoundStart,
     ShotStarted,
     Snapshot,
     SnapshotCorrection,
@@ -36,8 +32,7 @@ from rules.events import (
 )
 from rules.games import make_engine
 from rules.replay import resolve_umpire_inputs
-from rules.starcluster.config import StarClusterConfig
-from rules.starcluster.scoring import runs
+from vision.games import GameVision, game_vision
 
 CHAIN_MOMENT = 3  # a chain of this many balls or more is a highlight
 SAME_S = 1e-3  # decisions carry their times rounded to the millisecond
@@ -103,6 +98,11 @@ class RunRecord:
     boards: tuple[Board, ...]  # in time order, one per event the engine saw
     track_frames: tuple[TrackFrame, ...]  # empty when the run wrote no tracks.jsonl
 
+    @property
+    def has_rounds(self) -> bool:
+        """The game is played in timed rounds: the scoreboard shows the round and its clock."""
+        return any(board.round_label for board in self.boards)
+
     def board_at(self, t: float) -> Board | None:
         """The scoreboard as it stood at time `t` (after every event at or before it)."""
         index = bisect_right(self.boards, t, key=lambda board: board.t)
@@ -117,7 +117,7 @@ def load_run(run_dir: str | Path) -> RunRecord:
     stream, _ = resolve_umpire_inputs(list(folder.events))
     players = tuple(Player(p["id"], p.get("name")) for p in result["players"])
     frames = tuple(sorted(folder.tracks, key=lambda f: f.t)) if folder.tracks is not None else ()
-    return RunRecord(folder.dir, game, players, _captions(result["decisions"], stream, game),
+    return RunRecord(folder.dir, game, players, _captions(result["decisions"], stream, game_vision(game)),
                      _boards(stream, game, config), frames)
 
 
@@ -125,56 +125,38 @@ def load_run(run_dir: str | Path) -> RunRecord:
 
 
 def _boards(stream: list[Event], game: str, config: dict[str, Any]) -> tuple[Board, ...]:
-    """Feed the (umpire-resolved) log to a fresh engine, keeping its standings after every event.
-
-    The round clock mirrors the Star Cluster engine: a round's clock starts at its
-    `round_start` or first shot, whichever comes first, and stops at its result.
-    """
+    """Feed the (umpire-resolved) log to a fresh engine, keeping its standings and round clock after every
+    event (and after the log's end, when the clock may still end a round)."""
     engine = make_engine(game, config)
-    clock = StarClusterConfig.from_dict(config) if game == "starcluster" else None
-    length: float | None = None
-    start: float | None = None
-    end: float | None = None
     boards = []
-
-    def board(t: float) -> Board:
-        return _board(t, engine.standings(), game, start, end, length, clock is not None and clock.clock == "events")
-
     for event in stream:
-        decisions = [] if isinstance(event, (Overturn, SnapshotCorrection, Confirm)) else engine.feed(event)
-        for decision in decisions:
-            data = dict(decision.data)
-            if clock is not None and decision.kind is DecisionKind.PHASE and "round" in data:
-                length = clock.tiebreak_seconds if data.get("phase") == "tiebreak" else clock.round_seconds
-                start = end = None
-            elif decision.kind is DecisionKind.ROUND_RESULT:
-                end = decision.t
-        if start is None and end is None and isinstance(event, (RoundStart, ShotStarted)):
-            start = event.t
-        boards.append(board(event.t))
+        if not isinstance(event, (Overturn, SnapshotCorrection, Confirm)):
+            engine.feed(event)
+        boards.append(_board(event.t, engine))
     if stream:
-        for decision in engine.close(stream[-1].t):
-            if decision.kind is DecisionKind.ROUND_RESULT:
-                end = decision.t
-        boards.append(board(stream[-1].t))
+        engine.close(stream[-1].t)
+        boards.append(_board(stream[-1].t, engine))
     return tuple(boards)
 
 
-def _board(t: float, standings: Standings, game: str, start: float | None, end: float | None,
-           length: float | None, counts_down: bool) -> Board:
+def _board(t: float, engine: RulesEngine) -> Board:
+    """The scoreboard from the engine: scores of the current game, whose turn, and, for a game played in timed
+    rounds, the round and its clock."""
+    standings = engine.standings()
     current = standings.games[-1] if standings.games else None
     scores = tuple((p, (current.totals if current else {}).get(p, 0)) for p in standings.players)
-    label = ""
-    if game == "starcluster" and current is not None and current.rounds:
-        last = current.rounds[-1]
-        label = f"game {current.number}, {'tie-break ' if last.tiebreak else ''}round {last.number}"
-    return Board(t, scores, standings.to_play, label, start, end, length, counts_down)
+    state = engine.state() if standings.players else None
+    if state is None or state.round_length_s is None or state.round_number is None or current is None:
+        return Board(t, scores, standings.to_play, "", None, None, None, False)
+    label = f"game {current.number}, {'tie-break ' if state.round_tiebreak else ''}round {state.round_number}"
+    return Board(t, scores, standings.to_play, label, state.round_started_at, state.round_ended_at,
+                 state.round_length_s, state.clock_counts_down)
 
 
 # --------------------------------------------------------------------------- captions
 
 
-def _captions(decisions: list[dict[str, Any]], stream: list[Event], game: str) -> tuple[Caption, ...]:
+def _captions(decisions: list[dict[str, Any]], stream: list[Event], game: GameVision) -> tuple[Caption, ...]:
     """One caption per moment: the decisions made at the same time, in the result's order."""
     by_id = {event.id: event for event in stream}
     last_shots = _last_shots(decisions)
@@ -206,7 +188,7 @@ def _last_shots(decisions: list[dict[str, Any]]) -> set[int]:
 
 
 def _caption(group: list[tuple[int, dict[str, Any]]], stream: list[Event], by_id: dict[str, Event],
-             last_shots: set[int], game: str) -> Caption | None:
+             last_shots: set[int], game: GameVision) -> Caption | None:
     shown = [d for _, d in group if d["kind"] not in UNCAPTIONED]
     if not shown:
         return None
@@ -227,8 +209,8 @@ def _caption(group: list[tuple[int, dict[str, Any]]], stream: list[Event], by_id
             kinds.add("knock_in")
         if kind == "score" and any(i["label"].endswith("Grand Slam") and i["points"] > 0 for i in items):
             kinds.add("grand_slam")
-        if kind == "score" and game == "starcluster":
-            chain = max(chain, _chain(d, stream, by_id))
+        if kind == "score":
+            chain = max(chain, _chain(d, stream, by_id, game))
         if kind == "capture":
             secured = any(i["label"].startswith("secured") for i in items)
             kinds.add("secured" if secured else "capture")
@@ -293,31 +275,13 @@ def _shot_start(stream: list[Event], t: float) -> float | None:
     return start
 
 
-def _chain(d: dict[str, Any], stream: list[Event], by_id: dict[str, Event]) -> int:
-    """The longest chain the score's landed balls are part of, from the settled tables before and after.
-
-    A score whose breakdown has no chain bonus makes no chain; without the snapshots
-    the longest run in a position with a chain bonus counts.
-    """
-    player = d.get("player")
-    chained = {int(i["label"][1:].split()[0]) for i in d.get("breakdown") or []
-               if i["label"].endswith("chain bonus") and i["points"] > 0 and i["label"][1:2].isdigit()}
+def _chain(d: dict[str, Any], stream: list[Event], by_id: dict[str, Event], game: GameVision) -> int:
+    """The longest chain the score's landed balls are part of (the game says what a chain is), from the
+    settled table it was called on and the one before it."""
     settled = by_id.get(d.get("cause") or "")
-    if not chained or player is None or not isinstance(settled, TableSettled):
+    if not isinstance(settled, TableSettled):
         return 0
-    before = _previous_snapshot(stream, settled)
-    after = _slots(settled.snapshot, player)
-    landed = after - (_slots(before, player) if before is not None else set())
-    best = 0
-    for position in chained:
-        filled = sorted(s for p, s in after if p == position)
-        new = {s for p, s in landed if p == position} or set(filled)
-        start = 0
-        for length in runs(filled):
-            if new & set(filled[start:start + length]):
-                best = max(best, length)
-            start += length
-    return best
+    return game.chain_length(d, _previous_snapshot(stream, settled), settled.snapshot)
 
 
 def _previous_snapshot(stream: list[Event], settled: TableSettled) -> Snapshot | None:
@@ -328,13 +292,6 @@ def _previous_snapshot(stream: list[Event], settled: TableSettled) -> Snapshot |
         if isinstance(event, TableSettled):
             previous = event.snapshot
     return previous
-
-
-def _slots(snapshot: Snapshot | None, player: str) -> set[tuple[int, int]]:
-    if snapshot is None:
-        return set()
-    return {(b.at.position, b.at.slot) for b in snapshot.balls
-            if b.owner == player and b.at.place is Place.SLOT and b.at.position is not None and b.at.slot is not None}
 
 
 def place_name(where: Location) -> str:

@@ -27,8 +27,8 @@ from typing import Any, Iterable
 import cv2
 
 from calibration.calibrate import load_calibration
-from record.run_folder import CALIBRATION_FILE, HIGHLIGHTS_DIR, Correction, read_corrected_result, read_run
-from referee import __version__
+from record.run_folder import (CALIBRATION_FILE, HIGHLIGHTS_DIR, HIGHLIGHTS_INDEX_FILE, Correction, read_corrected_result,
+                               read_run)
 from rules.errors import InputError
 from rules.events import Confirm, Event, Overturn, SnapshotCorrection, TableSettled
 from rules.files import read_json
@@ -37,7 +37,6 @@ from rules.result import POINT_KINDS
 from vision.video_io import read_frames
 
 from .corrections import Run
-from .highlights import INDEX_FILE
 from .plot import Mark, Series, player_colour, score_plot_svg
 
 THUMB_WIDTH = 320
@@ -111,8 +110,9 @@ def build_report(run_dir: str | Path, out: str | Path, video: str | Path | None 
     times = [row.settle_t for row in rows] + [item.settle_t for item in review if item.settle_t is not None]
     images = grab_thumbnails(_video_path(run, video), times) if thumbnails else {}
     out = Path(out)
-    if clips_dir and not (Path(clips_dir) / INDEX_FILE).exists():
-        raise InputError(f"--clips {clips_dir} holds no {INDEX_FILE}; pass the --out folder of `referee highlights`")
+    if clips_dir and not (Path(clips_dir) / HIGHLIGHTS_INDEX_FILE).exists():
+        raise InputError(f"--clips {clips_dir} holds no {HIGHLIGHTS_INDEX_FILE}; pass the --out folder of "
+                         "`referee highlights`")
     clips = find_clips(Path(clips_dir) if clips_dir else run.dir / HIGHLIGHTS_DIR, out.parent)
     cal_path = Path(calibration) if calibration else run.dir / CALIBRATION_FILE
     cal = _calibration_facts(cal_path) if calibration or cal_path.exists() else {}
@@ -246,7 +246,7 @@ def find_clips(folder: Path, page_dir: Path) -> list[Clip]:
     Of each entry of its `clips` list the report uses `file` (relative to the index) and the time range
     `start_s`..`end_s` in the source video's seconds.
     """
-    index = folder / INDEX_FILE
+    index = folder / HIGHLIGHTS_INDEX_FILE
     if not index.exists():
         return []
     clips = []
@@ -279,8 +279,9 @@ def _calibration_facts(path: Path) -> dict[str, str]:
 
 
 def _versions() -> dict[str, str]:
-    versions = {"referee": __version__, "python": platform.python_version()}
-    for name, dist in (("opencv", "opencv-python"), ("onnxruntime", "onnxruntime"), ("numpy", "numpy")):
+    versions = {"python": platform.python_version()}
+    for name, dist in (("referee", "table-referee"), ("opencv", "opencv-python"), ("onnxruntime", "onnxruntime"),
+                       ("numpy", "numpy")):
         try:
             versions[name] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -164,7 +164,7 @@ class Event:
         data: dict[str, Any] = {"type": self.TYPE, "t": self.t}
         if self.id:
             data["id"] = self.id
-        if self.source is not _DEFAULT_SOURCE[self.TYPE]:
+        if self.source is not None and self.source is not _DEFAULT_SOURCE[self.TYPE]:
             data["source"] = self.source.value
         data.update(self._fields_json())
         return data

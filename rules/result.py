@@ -9,10 +9,6 @@ from typing import Any
 
 from .decisions import DecisionKind
 from .events import GameStart
-# Not used here: referee/commands/run.py and benchmarks/pipeline.py still import it from this module
-# (they are being rewritten to write through record.run_folder.RunWriter). Everything else imports
-# it from rules.files; drop this line once those two do.
-from .files import write_json_atomically  # noqa: F401
 from .replay import ReplayResult
 
 FORMAT = "table-referee/result@1"

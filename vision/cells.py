@@ -21,24 +21,14 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from calibration.profile import PiratenbillardProfile, Rect, StarClusterProfile
 from rules.events import BallSighting, Location, Place, Snapshot
+from vision.config import CellReadConfig
 from vision.detect.colour import ColourDetector
 from vision.mapping import BoardMapper
 from vision.settle import Settle
-from vision.shots import snapshot_from_tracks
 from vision.types import Detector
 
 PLACES = (Place.SLOT, Place.CELL)  # read from pixels; everything else comes from the blobs
-
-
-@dataclass(frozen=True)
-class CellReadConfig:
-    one_ball: float = 0.35  # count ratio (pixels / one ball's pixels) from which a place holds a ball
-    two_balls: float = 1.3  # ... and from which a Piratenbillard space holds two
-    margin: float = 0.25  # ratio distance from a boundary that earns full confidence
-    kept: float = 0.12  # a place that held a player's ball at the last settle keeps it down to this ratio
-    kept_confidence: float = 0.7  # ... (partly hidden behind a ball that landed on it), this sure
 
 
 @dataclass(frozen=True)
@@ -49,25 +39,13 @@ class PlaceReading:
     ratios: dict[str, float]
 
 
-def _place_rects(profile: StarClusterProfile | PiratenbillardProfile) -> list[tuple[Location, Rect]]:
-    if isinstance(profile, StarClusterProfile):
-        return [(Location.slot_at(pos.number, i), pos.slot_rect(i)) for pos in profile.positions
-                for i in range(len(pos.slots))]
-    half = profile.space_size_mm / 2
-    out = []
-    for row, col in profile.spaces():
-        x, y = profile.space_center(row, col)
-        out.append((Location.cell_at(row, col), Rect(x - half, y - half, x + half, y + half)))
-    return out
-
-
 def read_places(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector) -> list[PlaceReading]:
     """Per slot / space, each player's pixel count as a multiple of one ball's."""
     model = detector.model
     bx0, by0, bx1, by1 = detector.box
     labels = model.classify(image[by0:by1, bx0:bx1])
     readings = []
-    for at, rect in _place_rects(mapper.profile):
+    for at, rect in mapper.profile.places:
         corners = np.array(rect.corners, float)
         poly = mapper.ball_centre_px(corners) - [bx0, by0]
         x0, y0 = np.floor(poly.min(axis=0)).astype(int)
@@ -107,7 +85,7 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
     `tracked` (colour, place) pairs where a settled track lies are the same kind of prior: a ball seen
     rolling into a place and stopping there, partly hidden behind a ball in front of it, is there.
     """
-    many = isinstance(mapper.profile, PiratenbillardProfile)
+    many = mapper.profile.stacking
     before = Counter((b.owner, b.at) for b in previous.balls) if previous is not None else Counter()
     held = set(before) | set(tracked)
     balls: list[BallSighting] = []
@@ -127,8 +105,8 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
     profile = mapper.profile
     # Star Cluster Ball: nothing behind the Play Line is read (the shooter's lips, skin and sleeve there read as
     # red balls; the tracker does not look there either, docs/pipeline.md)
-    behind = max(profile.play_line[0][1], profile.play_line[1][1]) if isinstance(profile, StarClusterProfile) \
-        else -np.inf
+    line = profile.play_line
+    behind = max(line[0][1], line[1][1]) if line is not None else -np.inf
     for ball in mapper.map(detector.detect(image)):
         if ball.location.place in PLACES or ball.detection.colour not in detector.model.players or ball.y < behind:
             continue
@@ -136,13 +114,19 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
     return Snapshot(tuple(balls))
 
 
+def snapshot_from_tracks(settle: Settle) -> Snapshot:
+    """Every settled ball where its track says it lies; one sighting per ball, so two in a space count two."""
+    return Snapshot(tuple(BallSighting(tr.colour, tr.location, round(tr.confidence, 3))
+                          for tr in settle.tracks if tr.location is not None))
+
+
 def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
-                 previous: Snapshot | None) -> Snapshot:
+                 previous: Snapshot | None, config: CellReadConfig = CellReadConfig()) -> Snapshot:
     """The pipeline's table reader: places read from the settled frame's pixels when the detector has a
     colour model to read them with; otherwise (a detector without one) the settled tracks."""
     if isinstance(detector, ColourDetector):
         # the lost tracks too: a ball seen landing in a space and lost there behind the ball in front of it
         tracked = frozenset((tr.colour, tr.location) for tr in settle.tracks + settle.hidden
                             if tr.location is not None and tr.location.place in PLACES)
-        return read_snapshot(image, mapper, detector, previous=previous, tracked=tracked)
+        return read_snapshot(image, mapper, detector, config, previous=previous, tracked=tracked)
     return snapshot_from_tracks(settle)

@@ -1,78 +1,52 @@
-"""The referee pipeline's settings: thresholds in board millimetres and milliseconds.
+"""The referee pipeline's settings, one frozen dataclass per stage, thresholds in board mm and ms.
 
-One frozen dataclass, validated on construction and loadable from a JSON
-object (`referee run --config` takes the rules engine's settings; the pipeline's
-own settings live under its `"pipeline"` key), so a run is reproducible from
-its files alone. docs/pipeline.md explains each knob.
+`referee run --config FILE` reads a game config; its `"pipeline"` object holds
+these sections, each optional, each field optional (docs/config.md lists every
+one with its default and meaning):
+
+    {"rounds_per_game": 2,
+     "pipeline": {"settle": {"rest_debounce_ms": 500}, "detector": {"min_area": 0.3}}}
+
+`PipelineConfig.from_dict` builds the nested settings from such an object:
+unknown sections or fields, wrong types and out-of-range values are one-line
+errors naming the field by its path (`pipeline.settle.rest_debounce_ms`), so a
+run is reproducible from its files alone. Each stage is handed its own section.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from pathlib import Path
-from typing import Any
+import types
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from calibration.monitor import MonitorSettings
 from rules.errors import InputError
-from rules.games import load_config
+
+
+class ConfigError(InputError):
+    """A pipeline setting that cannot be used; the message names it by its path."""
+
+
+def _check_numbers(section: Any, name: str) -> None:
+    """Every number of a section is finite and >= 0 (thresholds, counts, times)."""
+    for f in fields(section):
+        value = getattr(section, f.name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not 0 <= value < float("inf"):
+            raise ConfigError(f"pipeline config: '{name}.{f.name}' must be a number >= 0, got {value!r}")
 
 
 @dataclass(frozen=True)
-class PipelineConfig:
-    # rest and settle
+class SettleConfig:
+    """When a ball is at rest and the table settled (vision/track.py, vision/settle.py, vision/shots.py)."""
+
     rest_speed_mm_s: float = 12.0  # a ball slower than this (median over the debounce window) may be at rest ...
     motion_speed_mm_s: float = 150.0  # faster than this = the table is in play again (a new settle will come)
     rest_debounce_ms: float = 400.0  # ... once it has stayed that slow this long; all at rest = settled
     creep_speed_mm_s: float = 4.0  # a ball that moved and still drifts this fast (0 = off) is not at rest ...
     creep_window_ms: float = 2000.0  # ... judged on up to this much of its track since it last moved fast
-    stabilise: int = 1  # 1 = take camera shake out of ball positions by following the table's markers
-    # tracking
-    gate_mm: float = 45.0  # largest jump between prediction and detection for a rolling ball
-    gate_speed_s: float = 0.08  # extra gate per mm/s of track speed (hops and fast rolls)
-    max_gate_mm: float = 400.0
-    confirm_hits: int = 3  # detections before a track is reported
-    lost_ms: float = 1200.0  # a lost track is kept this long to bridge a hand or a missed detection
-    coast_ms: float = 300.0  # ... but moves on its last velocity only this long
-    accel_noise_mm_s2: float = 3000.0  # Kalman process noise: how hard a ball may be pushed
-    measurement_noise_mm: float = 5.0
-    # shots
-    play_line_hysteresis_mm: float = 4.0  # Star Cluster Ball: past the line by this much counts as crossed
-    launch_zone_mm: float = 400.0  # a rolling ball first seen this close past the line was launched from below it
-    leave_space_fraction: float = 0.5  # Piratenbillard: moved this many pitches from its rest = left its space
-    moved_mm: float = 40.0  # Star Cluster Ball: a hidden resting ball seen again this far away was knocked on
-    # hands (settle is paused while one is over the table)
-    hand_min_area_balls: float = 8.0  # a changed blob larger than this many ball areas is a hand
-    hand_diff_grey: float = 32.0  # grey-level change against the learnt empty-table background
-    background_rate: float = 0.03  # how fast the background follows slow lighting changes (per frame)
-    analysis_width: int = 320  # hands are looked for on a frame shrunk to this width
-    # calibration and review
-    calibration_search_s: float = 3.0  # look for table markers this long before giving up
-    monitor_interval_s: float = 1.0  # re-check the markers (table movement, markers lost) this often; 0 = off
-    review_confidence: float = 0.6  # a call below this is flagged for review
-    table_shift_mm: float = 5.0  # a lasting step of the markers (median over 1 s) this large = the table moved
-    # pose (Star Cluster Ball: Play Line crossings by the body; vision/pose_watch.py, docs/pose.md)
-    pose_interval_s: float = 0.25  # pose runs this often while nobody is at the Play Line ...
-    pose_release_interval_s: float = 0.066  # ... and this often in a release window (every other frame at 30 fps)
-    pose_arm_mm: float = 150.0  # a body part this close to the line (or past it) opens a release window
-    pose_release_before_s: float = 1.0  # a crossing this long before vision sees the ball cross belongs to the shot
-    pose_release_after_s: float = 0.5  # ... and one this long after it
-    pose_crop_margin_mm: float = 300.0  # pose looks at the player's side of the line and this far past it
-    pose_threads: int = 1  # onnxruntime threads for pose (more only fight the rest of the loop for 2 cores)
-    # live sources
-    stream_retries: int = 4  # reconnect attempts before a stream counts as gone
-    stream_backoff_s: float = 0.25  # first wait before reconnecting; doubles each try
-    stream_open_timeout_s: float = 5.0
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InputError(f"pipeline config: {f.name!r} must be a number, got {value!r}")
-            if value < 0:
-                raise InputError(f"pipeline config: {f.name!r} must be >= 0, got {value}")
-        if self.confirm_hits < 1 or self.analysis_width < 32 or self.pose_threads < 1:
-            raise InputError("pipeline config: 'confirm_hits' and 'pose_threads' must be >= 1 and 'analysis_width' >= 32")
-        if not 0 < self.background_rate <= 1 or not 0 <= self.review_confidence <= 1:
-            raise InputError("pipeline config: 'background_rate' must be in (0, 1] and 'review_confidence' in [0, 1]")
+        _check_numbers(self, "settle")
 
     @property
     def rest_debounce_s(self) -> float:
@@ -82,6 +56,25 @@ class PipelineConfig:
     def creep_window_s(self) -> float:
         return self.creep_window_ms / 1000.0
 
+
+@dataclass(frozen=True)
+class TrackingConfig:
+    """The Kalman + Hungarian tracker (vision/track.py)."""
+
+    gate_mm: float = 45.0  # largest jump between prediction and detection for a rolling ball
+    gate_speed_s: float = 0.08  # extra gate per mm/s of track speed (hops and fast rolls)
+    max_gate_mm: float = 400.0  # ... but never more than this
+    confirm_hits: int = 3  # detections before a track is reported
+    lost_ms: float = 1200.0  # a lost track is kept this long to bridge a hand or a missed detection
+    coast_ms: float = 300.0  # ... but moves on its last velocity only this long
+    accel_noise_mm_s2: float = 3000.0  # Kalman process noise: how hard a ball may be pushed
+    measurement_noise_mm: float = 5.0  # Kalman measurement noise: how far a detection may be off its ball
+
+    def __post_init__(self) -> None:
+        _check_numbers(self, "tracking")
+        if self.confirm_hits < 1:
+            raise ConfigError(f"pipeline config: 'tracking.confirm_hits' must be >= 1, got {self.confirm_hits}")
+
     @property
     def lost_s(self) -> float:
         return self.lost_ms / 1000.0
@@ -90,31 +83,287 @@ class PipelineConfig:
     def coast_s(self) -> float:
         return self.coast_ms / 1000.0
 
+
+@dataclass(frozen=True)
+class ShotConfig:
+    """Turning tracks into shots, lifts and knocks (vision/shots.py and the games' shot watches)."""
+
+    play_line_hysteresis_mm: float = 4.0  # Star Cluster Ball: past the line by this much counts as crossed
+    launch_zone_mm: float = 400.0  # a rolling ball first seen this close past the line was launched from below it
+    leave_space_fraction: float = 0.5  # Piratenbillard: moved this many pitches from its rest = left its space
+    moved_mm: float = 40.0  # Star Cluster Ball: a hidden resting ball seen again this far away was knocked on
+    hand_lift_s: float = 0.5  # a resting ball that vanished this soon after a hand was seen was lifted by it
+
+    def __post_init__(self) -> None:
+        _check_numbers(self, "shots")
+
+
+@dataclass(frozen=True)
+class HandConfig:
+    """The hand watch: a settle waits while a hand is over the table (vision/settle.py)."""
+
+    hand_min_area_balls: float = 8.0  # a changed blob larger than this many ball areas is a hand
+    hand_diff_grey: float = 32.0  # grey-level change against the learnt empty-table background
+    background_rate: float = 0.03  # how fast the background follows slow lighting changes (per frame)
+    analysis_width: int = 320  # hands are looked for on a frame shrunk to this width
+
+    def __post_init__(self) -> None:
+        _check_numbers(self, "hands")
+        if not 0 < self.background_rate <= 1 or self.analysis_width < 32:
+            raise ConfigError("pipeline config: 'hands.background_rate' must be in (0, 1] and "
+                              "'hands.analysis_width' >= 32")
+
+
+@dataclass(frozen=True)
+class ColourDetectorConfig:
+    """The colour detector's blobs (vision/detect/colour.py)."""
+
+    analysis_radius_px: float = 5.0  # shrink the frame until the smallest ball has about this radius
+    min_area: float = 0.25  # a blob smaller than this many expected ball areas is noise
+    max_balls_per_blob: int = 4  # a larger blob is a hand, a painted area or a sleeve, not balls
+    unknown_score: float = 0.25  # score cap of a ball whose colour matches no player
+    refine: bool = True  # re-centre each ball on full-resolution pixels
+    one_ball_radius: float = 1.4  # a blob inside a circle this many ball radii wide is one ball, however full
+    split_area: float = 1.6  # ... a larger one, over this many expected ball areas, is split into touching balls
+    peak_radius_fraction: float = 0.35  # ... at distance-transform peaks this many radii deep in the blob
+    full_score_share: float = 0.6  # a ball showing this share of its expected area (or more) scores in full
+
+    def __post_init__(self) -> None:
+        if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or self.max_balls_per_blob < 1:
+            raise ConfigError("pipeline config: 'detector' needs analysis_radius_px >= 2, 0 < min_area < 1, "
+                              "max_balls_per_blob >= 1")
+        _check_numbers(self, "detector")
+
+
+@dataclass(frozen=True)
+class ColourModelConfig:
+    """The colour classes learnt from the first frame (vision/detect/colour_model.py)."""
+
+    min_lightness: int = 18  # 8-bit L (0..255); darker pixels carry no usable chroma
+    max_lightness: int = 245  # brighter: a highlight or glare
+    smoothing_bins: float = 1.5  # Gaussian blur of learned histograms, in hue / saturation bins
+    nominal_smoothing_bins: float = 3.0  # nominal colours are guesses: blur them more
+    support: float = 0.03  # a bin belongs to a player if its density is at least this fraction of the peak
+    background_ratio: float = 10.0  # ... and beats the background's times this (the table far outweighs the balls)
+    unknown_chroma: float = 20.0  # CIELAB chroma C* above which an unexplained pixel is "unknown"
+    ring_weight: float = 0.15  # share of the background's samples taken from around the known balls
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_lightness < self.max_lightness <= 255:
+            raise ConfigError("pipeline config: 'colour_model' needs 0 <= min_lightness < max_lightness <= 255")
+        if self.support <= 0 or self.background_ratio <= 0 or self.smoothing_bins < 0 or not 0 <= self.ring_weight < 1:
+            raise ConfigError("pipeline config: 'colour_model' needs support and background_ratio > 0, "
+                              "smoothing_bins >= 0, 0 <= ring_weight < 1")
+        _check_numbers(self, "colour_model")
+
+
+@dataclass(frozen=True)
+class CellReadConfig:
+    """Reading a settled table place by place from its pixels (vision/cells.py)."""
+
+    one_ball: float = 0.35  # count ratio (pixels / one ball's pixels) from which a place holds a ball
+    two_balls: float = 1.3  # ... and from which a Piratenbillard space holds two
+    margin: float = 0.25  # ratio distance from a boundary that earns full confidence
+    kept: float = 0.12  # a place that held a player's ball at the last settle keeps it down to this ratio
+    kept_confidence: float = 0.7  # ... (partly hidden behind a ball that landed on it), this sure
+
+    def __post_init__(self) -> None:
+        _check_numbers(self, "cells")
+        if not 0 < self.one_ball < self.two_balls or self.margin <= 0 or not 0 <= self.kept_confidence <= 1:
+            raise ConfigError("pipeline config: 'cells' needs 0 < one_ball < two_balls, margin > 0 and "
+                              "0 <= kept_confidence <= 1")
+
+
+@dataclass(frozen=True)
+class StabiliserConfig:
+    """Taking camera shake out of ball positions by following the table's markers (vision/stabilise.py)."""
+
+    enabled: bool = True  # false: ball positions are mapped as detected, shake and all
+    search_px: int = 10  # largest shake (full-resolution px) looked for around each marker
+    min_score: float = 0.8  # normalised cross-correlation below this = the marker is hidden (a hand, a person)
+    min_patch_px: int = 9  # markers smaller than this in the image are not used
+
+    def __post_init__(self) -> None:
+        _check_numbers(self, "stabiliser")
+
+
+@dataclass(frozen=True)
+class TableWatchConfig:
+    """Finding the table, and calling it moved (vision/pipeline.py, vision/stabilise.py)."""
+
+    calibration_search_s: float = 3.0  # look for table markers this long before giving up
+    table_shift_mm: float = 5.0  # a lasting step of the markers (median over shift_window_s) this large = moved
+    shift_window_s: float = 1.0  # the window of that median: long enough to average the shake out
+    min_refit_markers: int = 3  # a re-fit of the homography on fewer markers is too loose to call the table moved
+    stabilised_movement_confidence: float = 0.5  # a movement the stabiliser saw: a bumped camera looks the same
+    table_movement_confidence: float = 0.9  # the monitor told table from camera by the background's flow ...
+    unknown_movement_confidence: float = 0.5  # ... or could not tell them apart
+
+    def __post_init__(self) -> None:
+        _check_numbers(self, "table")
+        for name in ("stabilised_movement_confidence", "table_movement_confidence", "unknown_movement_confidence"):
+            if getattr(self, name) > 1:
+                raise ConfigError(f"pipeline config: 'table.{name}' must be in [0, 1], got {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class ReviewConfig:
+    """What is flagged for a person to look at."""
+
+    review_confidence: float = 0.6  # a table reading below this is flagged for review
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.review_confidence <= 1:
+            raise ConfigError(f"pipeline config: 'review.review_confidence' must be in [0, 1], "
+                              f"got {self.review_confidence}")
+
+
+@dataclass(frozen=True)
+class PoseConfig:
+    """When pose runs and which shot a Play Line call belongs to (vision/pose_watch.py, docs/pose.md)."""
+
+    pose_interval_s: float = 0.25  # pose runs this often while nobody is at the Play Line ...
+    pose_release_interval_s: float = 0.066  # ... and this often in a release window (every other frame at 30 fps)
+    pose_arm_mm: float = 150.0  # a body part this close to the line (or past it) opens a release window
+    pose_release_before_s: float = 1.0  # a crossing this long before vision sees the ball cross belongs to the shot
+    pose_release_after_s: float = 0.5  # ... and one this long after it
+    pose_crop_margin_mm: float = 300.0  # pose looks at the player's side of the line and this far past it
+    pose_threads: int = 1  # onnxruntime threads for pose (more only fight the rest of the loop for 2 cores)
+
+    def __post_init__(self) -> None:
+        _check_numbers(self, "pose")
+        if self.pose_threads < 1:
+            raise ConfigError(f"pipeline config: 'pose.pose_threads' must be >= 1, got {self.pose_threads}")
+
+
+# Tiers of the body parts a Play Line call counts, most important first: a hand over the line is the call even
+# when the head is further over, and within a tier the part that got furthest over it.
+DEFAULT_PARTS = (("right_hand", "left_hand", "right_wrist", "left_wrist"), ("right_elbow", "left_elbow"), ("head",),
+                 ("right_knee", "left_knee"))
+KNOWN_PARTS = tuple(p for tier in DEFAULT_PARTS for p in tier) + (
+    "right_shoulder", "left_shoulder", "right_hip", "left_hip", "right_ankle", "left_ankle")
+
+
+@dataclass(frozen=True)
+class PlayLineSettings:
+    """Thresholds of the Play Line call from keypoints (vision/play_line.py); `parts`: see DEFAULT_PARTS."""
+
+    min_keypoint_confidence: float = 0.5  # keypoints less sure than this are ignored
+    margin_mm: float = 25.0  # beyond the line by more than this (board mm) counts as over it
+    window_frames: int = 5  # hysteresis: the last N frames of the shot ...
+    frames_to_call: int = 3  # ... of which K must have a part over the line
+    forearm_extension: float = 0.35  # hand = wrist + this x (wrist - elbow)
+    parts: tuple[tuple[str, ...], ...] = DEFAULT_PARTS  # tiers of body parts that count, most important first
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_keypoint_confidence <= 1:
+            raise ConfigError(f"play line: min_keypoint_confidence must be in 0..1, got {self.min_keypoint_confidence}")
+        if self.margin_mm < 0:
+            raise ConfigError(f"play line: margin_mm must be >= 0, got {self.margin_mm}")
+        if not 1 <= self.frames_to_call <= self.window_frames:
+            raise ConfigError(f"play line: need 1 <= frames_to_call <= window_frames, got "
+                              f"{self.frames_to_call} of {self.window_frames}")
+        if not 0 <= self.forearm_extension <= 1:
+            raise ConfigError(f"play line: forearm_extension must be in 0..1, got {self.forearm_extension}")
+        unknown = [p for tier in self.parts for p in tier if p not in KNOWN_PARTS]
+        if unknown or not any(self.parts):
+            raise ConfigError(f"play line: unknown body parts {unknown}; use some of {', '.join(KNOWN_PARTS)}")
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """Live sources: a camera or a stream (vision/sources.py)."""
+
+    stream_retries: int = 4  # reconnect attempts before a stream counts as gone
+    stream_backoff_s: float = 0.25  # first wait before reconnecting; doubles each try
+    stream_open_timeout_s: float = 5.0  # a stream that has not answered in this long has failed to open
+
+    def __post_init__(self) -> None:
+        _check_numbers(self, "source")
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Every stage's settings; each section is handed to its stage."""
+
+    settle: SettleConfig = field(default_factory=SettleConfig)
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    shots: ShotConfig = field(default_factory=ShotConfig)
+    hands: HandConfig = field(default_factory=HandConfig)
+    detector: ColourDetectorConfig = field(default_factory=ColourDetectorConfig)
+    colour_model: ColourModelConfig = field(default_factory=ColourModelConfig)
+    cells: CellReadConfig = field(default_factory=CellReadConfig)
+    stabiliser: StabiliserConfig = field(default_factory=StabiliserConfig)
+    table: TableWatchConfig = field(default_factory=TableWatchConfig)
+    monitor: MonitorSettings = field(default_factory=MonitorSettings)  # marker re-checks (calibration/monitor.py)
+    review: ReviewConfig = field(default_factory=ReviewConfig)
+    pose: PoseConfig = field(default_factory=PoseConfig)
+    play_line: PlayLineSettings = field(default_factory=PlayLineSettings)
+    source: SourceConfig = field(default_factory=SourceConfig)
+
     @staticmethod
-    def from_dict(data: dict[str, Any]) -> "PipelineConfig":
-        known = {f.name: f.type for f in fields(PipelineConfig)}
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise InputError(f"pipeline config: unknown setting(s) {', '.join(unknown)}; known: {', '.join(known)}")
-        values = {}
-        for name, value in data.items():
-            if name in ("confirm_hits", "analysis_width", "stream_retries", "stabilise", "pose_threads"):
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise InputError(f"pipeline config: {name!r} must be an integer, got {value!r}")
-            values[name] = value
-        return PipelineConfig(**values)
+    def from_dict(data: Any) -> PipelineConfig:
+        return _build(PipelineConfig, data, "pipeline")
+
+
+def _build(cls: Any, data: Any, path: str) -> Any:
+    """A dataclass from a JSON object: every key known, every value of its field's type, nested sections too."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"config: '{path}' must be an object of settings, got {data!r}")
+    hints = get_type_hints(cls)
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        hint = _moved_to(cls, unknown[0]) if cls is PipelineConfig else None
+        where = f"; it is now '{path}.{hint}'" if hint else f"; known: {', '.join(known)}"
+        raise ConfigError(f"config: unknown setting '{path}.{unknown[0]}'{where}")
+    return cls(**{name: _value(hints[name], value, f"{path}.{name}") for name, value in data.items()})
+
+
+def _value(kind: Any, value: Any, path: str) -> Any:
+    if is_dataclass(kind):
+        return _build(kind, value, path)
+    origin = get_origin(kind)
+    if origin in (Union, types.UnionType):
+        options = [k for k in get_args(kind) if k is not type(None)]
+        if value is None and len(options) < len(get_args(kind)):
+            return None
+        return _value(options[0], value, path)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ConfigError(f"config: '{path}' must be a list, got {value!r}")
+        args = get_args(kind)
+        item = args[0]
+        return tuple(_value(item, v, f"{path}[{i}]") for i, v in enumerate(value))
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"config: '{path}' must be true or false, got {value!r}")
+        return value
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"config: '{path}' must be an integer, got {value!r}")
+        return value
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"config: '{path}' must be a number, got {value!r}")
+        return value
+    if kind is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"config: '{path}' must be a string, got {value!r}")
+        return value
+    raise ConfigError(f"config: '{path}' has a type the config reader does not know ({kind!r})")
+
+
+def _moved_to(cls: Any, name: str) -> str | None:
+    """The section.field a flat name of the old one-level pipeline config now lives at, if any."""
+    for f in fields(cls):
+        default = f.default_factory() if f.default_factory is not MISSING else None
+        if default is not None and is_dataclass(default) and name in {g.name for g in fields(default)}:
+            return f"{f.name}.{name}"
+    return None
 
 
 def split_config(data: dict[str, Any]) -> tuple[dict[str, Any], PipelineConfig]:
     """A `--config` object -> (the rules engine's settings, the pipeline's settings)."""
     rules = dict(data)
-    pipeline = rules.pop("pipeline", {})
-    if not isinstance(pipeline, dict):
-        raise InputError("config: 'pipeline' must be an object of pipeline settings")
-    return rules, PipelineConfig.from_dict(pipeline)
-
-
-def load_pipeline_config(path: str | Path) -> PipelineConfig:
-    """A JSON file of pipeline settings alone; read (and its errors named) as `rules.games.load_config` reads
-    a game config."""
-    return PipelineConfig.from_dict(load_config(path))
+    return rules, PipelineConfig.from_dict(rules.pop("pipeline", {}))

@@ -32,7 +32,7 @@ import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable
+from typing import Any, Iterable
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -42,7 +42,6 @@ from rules.errors import InputError
 from rules.events import Event, LogError, TableSettled, parse_event
 from rules.replay import replay
 from rules.result import build_result
-from vision.types import BoardBall, Track, TrackState
 
 TRUTH_FORMAT = "table-referee/sim-truth@1"
 POINT_KINDS = ("score", "capture")
@@ -122,36 +121,6 @@ def load_run(run_dir: str | Path, truth: Truth) -> Run:
     if folder.tracks is None:
         notes.append(f"no {TRACKS_FILE}: detection and tracking not scored")
     return Run(folder.events, result, folder.tracks, tuple(notes))
-
-
-# --------------------------------------------------------------------------- the frame log
-
-
-class FrameLog:
-    """Writes tracks.jsonl as the pipeline runs: one flushed line per processed frame.
-
-    Kept for its callers until the pipeline writes through `record.run_folder.RunWriter.frame`,
-    which writes the same bytes from plain rows.
-    """
-
-    def __init__(self, stream: IO[str], to_image: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
-        self.stream = stream
-        self.to_image = to_image  # board mm (N, 2) -> image px (N, 2), to fill the tracks' u, v
-
-    def write(self, t: float, tracks: Iterable[Track], balls: Iterable[BoardBall]) -> None:
-        shown = [track for track in tracks if track.state is TrackState.CONFIRMED]
-        uv: list[list[float | None]] = [[None, None] for _ in shown]
-        if self.to_image is not None and shown:
-            uv = np.asarray(self.to_image(np.array([[tr.x, tr.y] for tr in shown], float))).round(1).tolist()
-        line = {
-            "t": round(t, 4),
-            "tracks": [[tr.id, tr.colour, round(tr.x, 1), round(tr.y, 1), *p] for tr, p in zip(shown, uv)],
-            "detections": [[b.detection.colour, round(b.detection.u, 1), round(b.detection.v, 1),
-                            round(b.detection.radius_px, 1), round(b.x, 1), round(b.y, 1),
-                            round(b.detection.score, 3)] for b in balls],
-        }
-        self.stream.write(json.dumps(line, separators=(",", ":")) + "\n")
-        self.stream.flush()
 
 
 # --------------------------------------------------------------------------- report

@@ -19,45 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibration.calibrate import Calibration
-from calibration.profile import StarClusterProfile
-from rules.errors import InputError
+from calibration.profile import TableProfile
 from rules.events import PlayLineCrossing
+from vision.config import PlayLineSettings
 
 from .pose import COCO_KEYPOINTS, Person
 
 HEAD_KEYPOINTS = ("nose", "left_eye", "right_eye", "left_ear", "right_ear")
-# What counts, in tiers, most important first: the reported part is from the first tier over the line,
-# and within a tier the part that got furthest over it.
-DEFAULT_PARTS = (("right_hand", "left_hand", "right_wrist", "left_wrist"), ("right_elbow", "left_elbow"), ("head",),
-                 ("right_knee", "left_knee"))
-KNOWN_PARTS = tuple(p for tier in DEFAULT_PARTS for p in tier) + (
-    "right_shoulder", "left_shoulder", "right_hip", "left_hip", "right_ankle", "left_ankle")
-
-
-@dataclass(frozen=True)
-class PlayLineSettings:
-    """Thresholds of the call; `parts`: tiers of what counts, most important tier first (see DEFAULT_PARTS)."""
-
-    min_keypoint_confidence: float = 0.5  # keypoints less sure than this are ignored
-    margin_mm: float = 25.0  # beyond the line by more than this (board mm) counts as over it
-    window_frames: int = 5  # hysteresis: the last N frames of the shot ...
-    frames_to_call: int = 3  # ... of which K must have a part over the line
-    forearm_extension: float = 0.35  # hand = wrist + this x (wrist - elbow)
-    parts: tuple[tuple[str, ...], ...] = DEFAULT_PARTS
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.min_keypoint_confidence <= 1:
-            raise InputError(f"play line: min_keypoint_confidence must be in 0..1, got {self.min_keypoint_confidence}")
-        if self.margin_mm < 0:
-            raise InputError(f"play line: margin_mm must be >= 0, got {self.margin_mm}")
-        if not 1 <= self.frames_to_call <= self.window_frames:
-            raise InputError(f"play line: need 1 <= frames_to_call <= window_frames, got "
-                             f"{self.frames_to_call} of {self.window_frames}")
-        if not 0 <= self.forearm_extension <= 1:
-            raise InputError(f"play line: forearm_extension must be in 0..1, got {self.forearm_extension}")
-        unknown = [p for tier in self.parts for p in tier if p not in KNOWN_PARTS]
-        if unknown or not any(self.parts):
-            raise InputError(f"play line: unknown body parts {unknown}; use some of {', '.join(KNOWN_PARTS)}")
 
 
 @dataclass(frozen=True)
@@ -96,12 +64,13 @@ class PlayLineJudge:
     The shooter is the person reaching furthest towards the table: a bystander stands back.
     """
 
-    def __init__(self, calibration: Calibration, profile: StarClusterProfile,
+    def __init__(self, calibration: Calibration, profile: TableProfile,
                  settings: PlayLineSettings = PlayLineSettings()) -> None:
         self.calibration, self.settings = calibration, settings
+        assert profile.play_line is not None, "a Play Line judge needs a table with a Play Line"
         a, b = (np.asarray(p, float) for p in profile.play_line)
         normal = np.array([-(b - a)[1], (b - a)[0]]) / np.linalg.norm(b - a)
-        board = profile.board
+        board = profile.playing_field
         centre = np.array([(board.x_min + board.x_max) / 2, (board.y_min + board.y_max) / 2])
         self._origin = a
         self._normal = normal if (centre - a) @ normal > 0 else -normal  # points to the table side

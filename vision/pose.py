@@ -121,7 +121,8 @@ class PoseEstimator:
             xy = _clip(box.to_image(points[:, :2]), width, height)  # as ultralytics does: inside the image
             keypoints = tuple(Keypoint(name, float(x), float(y), float(c))
                               for name, (x, y), c in zip(COCO_KEYPOINTS, xy, points[:, 2]))
-            people.append(Person(tuple(float(v) for v in corners.ravel()), float(rows[i, 4]), keypoints))
+            x1, y1, x2, y2 = (float(v) for v in corners.ravel())
+            people.append(Person((x1, y1, x2, y2), float(rows[i, 4]), keypoints))
         return people
 
 

@@ -26,10 +26,10 @@ import cv2
 import numpy as np
 
 from calibration.calibrate import Calibration
-from calibration.profile import StarClusterProfile
+from calibration.profile import TableProfile
 from rules.events import Event, PlayLineCrossing, ShotStarted, TableSettled
-from vision.config import PipelineConfig
-from vision.play_line import PlayLineJudge, PlayLineSettings
+from vision.config import PlayLineSettings, PoseConfig
+from vision.play_line import PlayLineJudge
 from vision.pose import Person
 
 DEFAULT_POSE_MODEL = Path(__file__).resolve().parents[1] / "models" / "build" / "yolo11n-pose.onnx"
@@ -44,7 +44,14 @@ CHANGED_GREY = 25
 CHANGED_FRACTION = 0.02
 
 Estimator = Callable[[np.ndarray], list[Person]]  # `vision.pose.PoseEstimator`
-Warn = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class Watched:
+    """One frame's observations with the Play Line call in place, and (time, message) of calls no shot claimed."""
+
+    events: list[Event]
+    warnings: list[tuple[float, str]]
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,7 @@ class Crop:
     y1: int
 
 
-def near_side_crop(calibration: Calibration, judge: PlayLineJudge, profile: StarClusterProfile, margin_mm: float,
+def near_side_crop(calibration: Calibration, judge: PlayLineJudge, profile: TableProfile, margin_mm: float,
                    image_size: tuple[int, int]) -> Crop:
     """The box around every pixel whose table point lies on the player's side of the Play Line or at most
     `margin_mm` past it, within the table's width plus the margin: the shooter, whatever the camera.
@@ -102,12 +109,9 @@ class _Shot:
 class PoseWatch:
     """Runs pose at the rate the moment needs and adds the Play Line call to the frame's observations."""
 
-    def __init__(self, estimator: Estimator, profile: StarClusterProfile, config: PipelineConfig, warn: Warn,
-                 to_play: Callable[[], str | None], settings: PlayLineSettings = PlayLineSettings()) -> None:
-        """`to_play`: the engine's player to play, asked when a `shot_started` names nobody (before the engine
-        is fed it, so that is the shot's shooter)."""
-        self.estimator, self.profile, self.config, self.warn, self.settings = estimator, profile, config, warn, settings
-        self.to_play = to_play
+    def __init__(self, estimator: Estimator, profile: TableProfile, config: PoseConfig,
+                 settings: PlayLineSettings = PlayLineSettings()) -> None:
+        self.estimator, self.profile, self.config, self.settings = estimator, profile, config, settings
         self.calls = 0  # pose runs, for the benchmark
         self._calibration: Calibration | None = None
         self._judge: PlayLineJudge | None = None
@@ -118,8 +122,12 @@ class PoseWatch:
         self._pending: PlayLineCrossing | None = None  # a call no shot has claimed yet
         self._shot: _Shot | None = None
 
-    def update(self, t: float, image: np.ndarray, calibration: Calibration, events: list[Event]) -> list[Event]:
-        """This frame's observations with the Play Line call, if one belongs to a shot, in its place."""
+    def update(self, t: float, image: np.ndarray, calibration: Calibration, events: list[Event],
+               to_play: str | None) -> Watched:
+        """This frame's observations with the Play Line call, if one belongs to a shot, in its place, and the
+        calls no shot claimed (for a person). `to_play`: whose turn it is, the shooter of a `shot_started`
+        that names nobody."""
+        warnings: list[tuple[float, str]] = []
         if calibration is not self._calibration:  # first frame, or re-mapped after the camera moved
             self._calibration = calibration
             self._judge = PlayLineJudge(calibration, self.profile, self.settings)
@@ -131,7 +139,7 @@ class PoseWatch:
             call = self._look(t, image)
             if call is not None:
                 if self._pending is not None:
-                    self._unclaimed(t, self._pending)
+                    warnings.append(self._unclaimed(t, self._pending))
                 self._pending = call
         out: list[Event] = []
         for event in events:
@@ -141,15 +149,15 @@ class PoseWatch:
                 self._reset(t)  # the next shot gets its own call, even if the shooter never stepped back
             out.append(event)
             if isinstance(event, ShotStarted):
-                self._shot = _Shot(event.t, event.player or self.to_play())
+                self._shot = _Shot(event.t, event.player or to_play)
                 self._armed_until = max(self._armed_until, event.t + self.config.pose_release_after_s)
                 out += self._claim()
         out += self._claim()
         if self._pending is not None and t - self._pending.t > self.config.pose_release_before_s:
-            self._unclaimed(t, self._pending)
+            warnings.append(self._unclaimed(t, self._pending))
             self._pending = None
             self._reset(t)  # a lean at the next release is called again
-        return out
+        return Watched(out, warnings)
 
     def _due(self, t: float, image: np.ndarray) -> bool:
         """Every look in a release window; an idle look only if the crop changed since nobody was at the line."""
@@ -191,9 +199,9 @@ class PoseWatch:
         shot.called = True
         return [replace(call, t=max(call.t, shot.t), player=shot.player)]
 
-    def _unclaimed(self, t: float, call: PlayLineCrossing) -> None:
+    def _unclaimed(self, t: float, call: PlayLineCrossing) -> tuple[float, str]:
         """A call no shot claimed: the umpire decides (a shot vision missed, or a lean that was no shot)."""
-        self.warn(t, f"the {call.body_part.replace('_', ' ')} crossed the Play Line at {call.t:.2f}s "
+        return (t, f"the {call.body_part.replace('_', ' ')} crossed the Play Line at {call.t:.2f}s "
                      f"(confidence {call.confidence:.2f}) with no shot seen; no call, please review")
 
     def _reset(self, t: float) -> None:

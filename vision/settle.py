@@ -28,8 +28,10 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.config import PipelineConfig
+from vision.config import HandConfig, SettleConfig
 from vision.types import Track, TrackState
+
+FOREGROUND_SLOWDOWN = 10  # a big foreground blob (a player leaning in) is learnt into the background this much slower
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Settle:
 class HandWatch:
     """Is a hand (any large non-ball change) over the table in this frame?"""
 
-    def __init__(self, config: PipelineConfig, table_polygon_px: np.ndarray, image_size: tuple[int, int],
+    def __init__(self, config: HandConfig, table_polygon_px: np.ndarray, image_size: tuple[int, int],
                  ball_radius_px: float, foreground_polygon_px: np.ndarray | None = None) -> None:
         self.config = config
         width, height = image_size
@@ -121,7 +123,8 @@ class HandWatch:
         still = (self.foreground == 0).astype(np.uint8)
         cv2.accumulateWeighted(small, self._background, self.config.background_rate, mask=still)
         if len(big) and not self.present:
-            cv2.accumulateWeighted(small, self._background, self.config.background_rate / 10, mask=self.foreground)
+            cv2.accumulateWeighted(small, self._background, self.config.background_rate / FOREGROUND_SLOWDOWN,
+                                   mask=self.foreground)
         return self.present
 
     @staticmethod
@@ -139,7 +142,7 @@ def _areas(comp: np.ndarray, binary: np.ndarray, count: int) -> np.ndarray:
 class SettleWatch:
     """Turns per-frame tracks (and the hand flag) into one settle per quiet period."""
 
-    def __init__(self, config: PipelineConfig) -> None:
+    def __init__(self, config: SettleConfig) -> None:
         self.config = config
         self._armed = True  # the table has not been reported settled since the last motion
         self._start: float | None = None

@@ -27,7 +27,7 @@ import av
 import cv2
 
 from rules.errors import InputError
-from vision.config import PipelineConfig
+from vision.config import SourceConfig
 from vision.video_io import Frame, VideoError, probe, read_frames
 
 Warn = Callable[[float, str], None]
@@ -126,7 +126,7 @@ class LiveSource:
     live = True
     frame_count = 0
 
-    def __init__(self, name: str, open_feed: Callable[[], Iterator[tuple[float, object]]], config: PipelineConfig,
+    def __init__(self, name: str, open_feed: Callable[[], Iterator[tuple[float, object]]], config: SourceConfig,
                  on_warning: Warn | None = None, paced: bool = False, ends: bool = False,
                  clock: Clock | None = None) -> None:
         self.name = name
@@ -239,7 +239,7 @@ class LiveSource:
             self._cond.notify_all()
 
 
-def open_source(spec: str, config: PipelineConfig, live: bool = False, on_warning: Warn | None = None,
+def open_source(spec: str, config: SourceConfig, live: bool = False, on_warning: Warn | None = None,
                 clock: Clock | None = None) -> FrameSource:
     """SOURCE by its shape: digits = camera index, scheme:// = stream URL, else a video file.
 

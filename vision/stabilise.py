@@ -16,20 +16,12 @@ board, so the calibration of the reference frame stays exact.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import cv2
 import numpy as np
 
 from calibration.calibrate import Calibration
 from calibration.profile import TableProfile
-
-
-@dataclass(frozen=True)
-class StabiliserConfig:
-    search_px: int = 10  # largest shake (full-resolution px) looked for around each marker
-    min_score: float = 0.8  # normalised cross-correlation below this = the marker is hidden (a hand, a person)
-    min_patch_px: int = 9  # markers smaller than this in the image are not used
+from vision.config import StabiliserConfig
 
 
 class TableStabiliser:

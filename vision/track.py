@@ -27,8 +27,12 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from rules.events import Location
-from vision.config import PipelineConfig
+from vision.config import SettleConfig, TrackingConfig
 from vision.types import BoardBall, Track, TrackState
+
+TIME_EPS_S = 1e-6  # timestamps that differ by less are the same moment (window edges, debounce ends)
+BIRTH_POSITION_VAR_MM2 = 4.0  # a new track's position is its detection's, give or take 2 mm
+BIRTH_SPEED_SD_MM_S = 200.0  # ... and its velocity unknown: anything a rolled ball does
 
 
 @dataclass
@@ -64,13 +68,13 @@ class TrackerUpdate:
 
 
 class Tracker:
-    def __init__(self, config: PipelineConfig) -> None:
-        self.config = config
+    def __init__(self, tracking: TrackingConfig, settle: SettleConfig) -> None:
+        self.tracking = tracking
+        self.settle = settle
         self._tracks: list[_Filter] = []
         self._next_id = 1
 
     def update(self, t: float, balls: list[BoardBall]) -> TrackerUpdate:
-        cfg = self.config
         for track in self._tracks:
             self._predict(track, t)
         matched: set[int] = set()
@@ -93,7 +97,7 @@ class Tracker:
         for track in list(self._tracks):
             if track.id in matched:
                 continue
-            if track.state is TrackState.TENTATIVE or t - track.last_seen_t > cfg.lost_s:
+            if track.state is TrackState.TENTATIVE or t - track.last_seen_t > self.tracking.lost_s:
                 self._tracks.remove(track)
                 if track.state is not TrackState.TENTATIVE:
                     ended.append(self._report(track, t))
@@ -115,11 +119,11 @@ class Tracker:
         dt = max(t - track.t, 0.0)
         if dt == 0:
             return
-        if t - track.last_seen_t > self.config.coast_s:
+        if t - track.last_seen_t > self.tracking.coast_s:
             track.x[2:] = 0.0  # unseen this long: it stopped or left; coasting on would drag the gate along
         f = np.eye(4)
         f[0, 2] = f[1, 3] = dt
-        q = self.config.accel_noise_mm_s2 ** 2
+        q = self.tracking.accel_noise_mm_s2 ** 2
         g = np.array([[dt * dt / 2, 0], [0, dt * dt / 2], [dt, 0], [0, dt]])
         track.x = f @ track.x
         track.p = f @ track.p @ f.T + g @ g.T * q
@@ -128,7 +132,7 @@ class Tracker:
     def _correct(self, track: _Filter, ball: BoardBall, t: float) -> None:
         h = np.zeros((2, 4))
         h[0, 0] = h[1, 1] = 1
-        r = np.eye(2) * self.config.measurement_noise_mm ** 2
+        r = np.eye(2) * self.tracking.measurement_noise_mm ** 2
         s = h @ track.p @ h.T + r
         k = track.p @ h.T @ np.linalg.inv(s)
         track.x = track.x + k @ (np.array([ball.x, ball.y]) - h @ track.x)
@@ -138,20 +142,20 @@ class Tracker:
         track.location = ball.location
         track.confidence = ball.detection.score
         if track.state is TrackState.LOST or (track.state is TrackState.TENTATIVE
-                                              and track.hits >= self.config.confirm_hits):
+                                              and track.hits >= self.tracking.confirm_hits):
             track.state = TrackState.CONFIRMED
         track.window.append((t, ball.x, ball.y))
-        while len(track.window) > 2 and track.window[0][0] < t - self.config.rest_debounce_s - 1e-6:
+        while len(track.window) > 2 and track.window[0][0] < t - self.settle.rest_debounce_s - TIME_EPS_S:
             track.window.popleft()
-        if track.speed > self.config.motion_speed_mm_s:
+        if track.speed > self.settle.motion_speed_mm_s:
             track.fast_t, track.settling = t, True
             track.history.clear()
         track.history.append((t, ball.x, ball.y))
-        while track.history and track.history[0][0] < t - self.config.creep_window_s - 1e-6:
+        while track.history and track.history[0][0] < t - self.settle.creep_window_s - TIME_EPS_S:
             track.history.popleft()
         # at rest: slow for the whole debounce time since it was last fast (the window's medians can straddle
         # a bounce), still over the window, and not drifting one way
-        track.at_rest = (t - track.fast_t >= self.config.rest_debounce_s - 1e-6 and self._window_at_rest(track, t)
+        track.at_rest = (t - track.fast_t >= self.settle.rest_debounce_s - TIME_EPS_S and self._window_at_rest(track, t)
                          and not self._creeping(track))
 
     def _creeping(self, track: _Filter) -> bool:
@@ -165,14 +169,13 @@ class Tracker:
         shorter stretch, so a ball that stopped dead is not held. Only a ball that has moved fast since the
         test last passed on a full window is tested: one lying still all along is judged by the window alone.
         """
-        cfg = self.config
-        if cfg.creep_speed_mm_s <= 0 or not track.settling or len(track.history) < 4:
+        if self.settle.creep_speed_mm_s <= 0 or not track.settling or len(track.history) < 4:
             return False
         samples = np.array(track.history)
         span = float(samples[-1, 0] - samples[0, 0])
-        if span < cfg.rest_debounce_s:
+        if span < self.settle.rest_debounce_s:
             return False  # too short to tell from jitter: the debounce window decides
-        seg = cfg.rest_debounce_s / 2
+        seg = self.settle.rest_debounce_s / 2
         index = np.floor((samples[-1, 0] - samples[:, 0]) / seg).astype(int)
         times, points = [], []
         for k in np.unique(index):
@@ -185,18 +188,17 @@ class Tracker:
         i, j = np.triu_indices(len(ts), 1)
         slope = np.median((pts[j] - pts[i]) / (ts[j] - ts[i])[:, None], axis=0)  # Theil-Sen: a bounce is no drift
         speed = float(np.hypot(*slope))
-        full = span >= cfg.creep_window_s - seg
-        bar = cfg.creep_speed_mm_s * max(1.0, cfg.creep_window_s / span) ** 1.5
+        full = span >= self.settle.creep_window_s - seg
+        bar = self.settle.creep_speed_mm_s * max(1.0, self.settle.creep_window_s / span) ** 1.5
         if speed < bar and full:
             track.settling = False  # proven still on a full window: back to the debounce test alone
         return speed >= bar
 
     def _window_at_rest(self, track: _Filter, t: float) -> bool:
         """Median position of the window's newer half vs its older half: slower than the rest speed?"""
-        cfg = self.config
-        if t - track.born_t < cfg.rest_debounce_s - 1e-6 or len(track.window) < 2:
+        if t - track.born_t < self.settle.rest_debounce_s - TIME_EPS_S or len(track.window) < 2:
             return False
-        if track.speed > cfg.motion_speed_mm_s:
+        if track.speed > self.settle.motion_speed_mm_s:
             return False  # medians lag a ball that has just been struck; the filter does not
         samples = np.array(track.window)
         half = len(samples) // 2
@@ -205,21 +207,20 @@ class Tracker:
         if dt <= 0:
             return False
         moved = float(np.hypot(*(np.median(newer[:, 1:], axis=0) - np.median(older[:, 1:], axis=0))))
-        return moved / dt < cfg.rest_speed_mm_s
+        return moved / dt < self.settle.rest_speed_mm_s
 
     def _gate(self, track: _Filter, t: float) -> float:
-        cfg = self.config
         unseen = max(t - track.last_seen_t, 0.0)
-        gate = cfg.gate_mm + cfg.gate_speed_s * track.speed + track.speed * unseen
-        return min(gate, cfg.max_gate_mm)
+        gate = self.tracking.gate_mm + self.tracking.gate_speed_s * track.speed + track.speed * unseen
+        return min(gate, self.tracking.max_gate_mm)
 
     def _birth(self, ball: BoardBall, t: float) -> None:
-        p = np.diag([4.0, 4.0, 200.0 ** 2, 200.0 ** 2])
+        p = np.diag([BIRTH_POSITION_VAR_MM2] * 2 + [BIRTH_SPEED_SD_MM_S ** 2] * 2)
         track = _Filter(self._next_id, ball.detection.colour, np.array([ball.x, ball.y, 0.0, 0.0]), p, t, t,
                         location=ball.location, confidence=ball.detection.score, born_t=t,
                         born_at=(float(ball.x), float(ball.y)))
         track.window.append((t, ball.x, ball.y))
-        if self.config.confirm_hits <= 1:
+        if self.tracking.confirm_hits <= 1:
             track.state = TrackState.CONFIRMED
         self._next_id += 1
         self._tracks.append(track)

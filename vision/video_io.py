@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Generator
 
 import av
 import numpy as np
@@ -53,19 +53,26 @@ def _open(path: Path) -> av.container.InputContainer:
     return container
 
 
+def _time_base(stream: Any, path: Path) -> Fraction:
+    """The video stream's time base: what its presentation timestamps count in."""
+    if stream.time_base is None:
+        raise VideoError(f"{path}: the video stream has no time base, so its frames have no times; re-encode it")
+    return Fraction(stream.time_base)
+
+
 def probe(path: str | Path) -> VideoInfo:
     path = Path(path)
     with _open(path) as container:
         stream = container.streams.video[0]
         fps = float(stream.average_rate or stream.base_rate or 0)
-        duration = float(stream.duration * stream.time_base) if stream.duration else 0.0
+        duration = float(stream.duration * _time_base(stream, path)) if stream.duration else 0.0
         if not duration and container.duration:
             duration = container.duration / av.time_base
         return VideoInfo(stream.codec_context.width, stream.codec_context.height, fps, stream.frames or 0, duration,
-                         stream.time_base)
+                         _time_base(stream, path))
 
 
-def read_frames(path: str | Path, start_s: float = 0.0) -> Iterator[Frame]:
+def read_frames(path: str | Path, start_s: float = 0.0) -> Generator[Frame, None, None]:
     """Decode frames in order with their presentation times.
 
     With `start_s`, seek to the keyframe before it and decode forward, dropping
@@ -77,7 +84,7 @@ def read_frames(path: str | Path, start_s: float = 0.0) -> Iterator[Frame]:
     try:
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"
-        time_base = stream.time_base
+        time_base = _time_base(stream, path)
         if start_s > 0:
             container.seek(int(start_s / time_base), stream=stream, backward=True, any_frame=False)
         index = 0

@@ -6,8 +6,7 @@ import argparse
 from pathlib import Path
 
 from record.run_folder import ANNOTATED_FILE, CALIBRATION_FILE
-from review.annotate import annotate, open_review
-from review.overlay import Style
+from review.settings import Style
 from rules.errors import InputError
 
 
@@ -42,6 +41,8 @@ def add_review_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from review.annotate import annotate, open_review
+
     if args.caption_s <= 0:
         raise InputError(f"--caption-s is {args.caption_s:g}; give seconds, more than 0")
     review = open_review(args.run_dir, args.source, args.calibration, args.profile, Style(caption_s=args.caption_s))

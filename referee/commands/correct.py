@@ -7,14 +7,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from record.run_folder import CORRECTED_RESULT_FILE, CORRECTIONS_FILE, DIFF_FILE, EVENTS_FILE, RESULT_FILE
-from review.corrections import (
-    Ask,
-    CorrectionError,
-    apply_corrections,
-    load_run,
-    make_corrections,
-    record,
-)
 
 
 class _AskAction(argparse.Action):
@@ -22,7 +14,7 @@ class _AskAction(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         values = (values,) if isinstance(values, str) else tuple(values)
-        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), Ask(self.const, values)])
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), (self.const, values)])
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,13 +55,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.asks and not args.by:
+    from review.corrections import Ask, CorrectionError, apply_corrections, load_run, make_corrections, record
+
+    asks = [Ask(action, values) for action, values in args.asks]
+    if asks and not args.by:
         raise CorrectionError("--by is required: say who decided the correction")
-    if args.asks and not args.reason:
+    if asks and not args.reason:
         raise CorrectionError("--reason is required: say why")
     loaded = load_run(args.run_dir)
     recorded_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    new = make_corrections(loaded, args.asks, args.file, args.at, args.by, args.reason, recorded_at)
+    new = make_corrections(loaded, asks, args.file, args.at, args.by, args.reason, recorded_at)
     if not new and not loaded.corrections:
         raise CorrectionError("nothing to correct: give --overturn, --confirm, --snapshot, --foul or --file")
     outcome = apply_corrections(loaded, new)

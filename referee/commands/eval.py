@@ -7,8 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from vision.evaluate import evaluate, format_table, load_run, load_truth
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -28,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from vision.evaluate import evaluate, format_table, load_run, load_truth
+
     truth = load_truth(args.truth)
     report = evaluate(load_run(args.run_dir, truth), truth)
     data = json.dumps(report.to_json(), indent=2) + "\n"

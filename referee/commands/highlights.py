@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from record.run_folder import HIGHLIGHTS_DIR
+from record.run_folder import HIGHLIGHTS_DIR, HIGHLIGHTS_INDEX_FILE
 from referee.commands.annotate import add_review_arguments
-from review.annotate import open_review
-from review.highlights import INDEX_FILE, ClipSettings, write_highlights
+from review.settings import ClipSettings
 from rules.errors import InputError
 
 
@@ -21,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "more, ball knocked into a slot, capture and secured ball, and the last shot of each round), from "
             "--lead seconds before the shot to --tail seconds after the call; overlapping moments become one "
             "clip. Writes DIR/NN_KIND.mp4, DIR/reel.mp4 (the clips joined, each after a title card) and "
-            f"DIR/{INDEX_FILE}. Cuts are frame-accurate. See docs/review.md."
+            f"DIR/{HIGHLIGHTS_INDEX_FILE}. Cuts are frame-accurate. See docs/review.md."
         ),
     )
     add_review_arguments(parser)
@@ -39,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from review.annotate import open_review
+    from review.highlights import write_highlights
+
     for name in ("lead", "tail", "card"):
         if getattr(args, name) < 0:
             raise InputError(f"--{name} is {getattr(args, name):g}; give seconds, 0 or more")

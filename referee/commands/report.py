@@ -6,9 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from record.run_folder import CALIBRATION_FILE, HIGHLIGHTS_DIR, RESULT_FILE
-from review.highlights import INDEX_FILE
-from review.report import build_report
+from record.run_folder import CALIBRATION_FILE, HIGHLIGHTS_DIR, HIGHLIGHTS_INDEX_FILE, RESULT_FILE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "over time, a row per shot with a thumbnail of the settled table (from the source video) and "
             "the event ids `referee correct` takes, the calls flagged for review first, and the run's "
             "metadata. With umpire corrections it shows the corrected result. Clips of `referee highlights` "
-            f"(RUN_DIR/{HIGHLIGHTS_DIR}/{INDEX_FILE}, or --clips DIR) are linked per shot. See docs/review.md."
+            f"(RUN_DIR/{HIGHLIGHTS_DIR}/{HIGHLIGHTS_INDEX_FILE}, or --clips DIR) are linked per shot. See docs/review.md."
         ),
     )
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the --out folder of `referee run`")
@@ -28,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--video", type=Path, metavar="FILE",
                    help=f"the source video (default: the one named in {RESULT_FILE})")
     p.add_argument("--clips", type=Path, metavar="DIR",
-                   help=f"highlight clips folder with {INDEX_FILE} (default: RUN_DIR/{HIGHLIGHTS_DIR})")
+                   help=f"highlight clips folder with {HIGHLIGHTS_INDEX_FILE} (default: RUN_DIR/{HIGHLIGHTS_DIR})")
     p.add_argument("--calibration", type=Path, metavar="FILE",
                    help="the calibration the run used, to show its profile and error "
                         f"(default: RUN_DIR/{CALIBRATION_FILE})")
@@ -37,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from review.report import build_report
+
     start = time.perf_counter()
     summary = build_report(args.run_dir, args.out, video=args.video, clips_dir=args.clips,
                            calibration=args.calibration, thumbnails=not args.no_thumbnails)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import random
 import shutil
@@ -43,8 +42,6 @@ from rules.events import (
 from rules.files import json_line, write_json_atomically
 from rules.replay import read_log, replay
 from rules.result import build_result
-from vision.evaluate import FrameLog
-from vision.event_log import EventLog
 from vision.types import BoardBall, Detection, Track, TrackState
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,7 +61,7 @@ def example_decisions():
 
 
 def random_frames(seed: int, count: int = 40):
-    """(t, tracks, balls) as the pipeline hands them to FrameLog: some tracks unconfirmed, tricky values mixed in."""
+    """(t, tracks, balls) of a frame: some tracks unconfirmed, tricky values mixed in."""
     rng = random.Random(seed)
 
     def value(scale: float) -> float:
@@ -88,7 +85,7 @@ def to_image(points: np.ndarray) -> np.ndarray:
 
 
 def rows(tracks, balls, mapping):
-    """The plain rows a caller gives RunWriter.frame: the values FrameLog rounds, unrounded."""
+    """The plain rows a caller gives RunWriter.frame: the values, unrounded."""
     shown = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
     uv = mapping(np.array([[tr.x, tr.y] for tr in shown], float)).tolist() if mapping and shown else \
         [[None, None] for _ in shown]
@@ -101,21 +98,32 @@ def rows(tracks, balls, mapping):
 # --------------------------------------------------------------------------- writer bytes
 
 
-def test_events_and_decisions_are_the_bytes_event_log_writes(tmp_path):
+def compact(data):
+    """One JSON line as every run-folder file writes it: compact separators, keys in the order given."""
+    return json.dumps(data, separators=(",", ":")) + "\n"
+
+
+def test_events_decisions_and_warnings_are_compact_json_lines(tmp_path):
+    """The bytes of a run's record (the 15 samples' events and decisions are checked byte for byte against
+    the hashes taken before this writer existed by benchmarks/same_outputs.py)."""
     events, decisions = example_events(), example_decisions()
-    with EventLog(tmp_path / "old") as old, RunWriter(tmp_path / "new") as new:
+    with RunWriter(tmp_path) as writer:
         for event in events:
-            assert old.event(event) == new.event(event)
+            writer.event(event)
         for i, decision in enumerate(decisions):
-            old.decision(decision)
-            new.decision(decision)
+            writer.decision(decision)
             if i % 7 == 0:
-                old.warning(decision.t + 0.000123456, f"look at {i}", review=True, frame=i)
-                new.warning(decision.t + 0.000123456, f"look at {i}", review=True, frame=i)
-        assert (old.lines, old.warnings) == (new.lines, new.warnings) == (len(events), len(decisions[::7]))
-    for name in (EVENTS_FILE, DECISIONS_FILE):
-        assert (tmp_path / "new" / name).read_bytes() == (tmp_path / "old" / name).read_bytes(), name
-    assert (tmp_path / "new" / EVENTS_FILE).read_text().startswith('{"type":"game_start"')
+                writer.warning(decision.t + 0.000123456, f"look at {i}", review=True, frame=i)
+        assert (writer.lines, writer.warnings) == (len(events), len(decisions[::7]))
+    assert (tmp_path / EVENTS_FILE).read_text() == "".join(compact(e.to_json()) for e in events)
+    expected = []
+    for i, decision in enumerate(decisions):
+        expected.append(compact({"type": "decision", **decision.to_json()}))
+        if i % 7 == 0:
+            expected.append(compact({"type": "warning", "t": round(decision.t + 0.000123456, 4),
+                                     "message": f"look at {i}", "review": True, "frame": i}))
+    assert (tmp_path / DECISIONS_FILE).read_text() == "".join(expected)
+    assert (tmp_path / EVENTS_FILE).read_text().startswith('{"type":"game_start","t":0.0')
 
 
 def test_event_returns_the_id_replay_gives_its_line(tmp_path):
@@ -128,17 +136,30 @@ def test_event_returns_the_id_replay_gives_its_line(tmp_path):
         assert writer.event(Confirm(t=1.0, id="U1", target="L1")).id == "U1"  # an event with an id keeps it
 
 
+def reference_line(t, tracks, balls, mapping):
+    """A tracks.jsonl line as the referee has always written it (before the run folder had one owner): confirmed
+    tracks with their image centres rounded by numpy's array rounding, everything else by round()."""
+    shown = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
+    uv = [[None, None] for _ in shown]
+    if mapping is not None and shown:
+        uv = np.asarray(mapping(np.array([[tr.x, tr.y] for tr in shown], float))).round(1).tolist()
+    return compact({"t": round(t, 4),
+                    "tracks": [[tr.id, tr.colour, round(tr.x, 1), round(tr.y, 1), *p] for tr, p in zip(shown, uv)],
+                    "detections": [[b.detection.colour, round(b.detection.u, 1), round(b.detection.v, 1),
+                                    round(b.detection.radius_px, 1), round(b.x, 1), round(b.y, 1),
+                                    round(b.detection.score, 3)] for b in balls]})
+
+
 @pytest.mark.parametrize("mapping", [to_image, None], ids=["with image px", "without"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_tracks_are_the_bytes_frame_log_writes(tmp_path, seed, mapping):
-    stream = io.StringIO()
-    frame_log = FrameLog(stream, to_image=mapping)
+def test_tracks_lines_keep_the_bytes_of_the_referees_format(tmp_path, seed, mapping):
+    expected = []
     with RunWriter(tmp_path, tracks=True) as writer:
         for t, tracks, balls in random_frames(seed):
-            frame_log.write(t, tracks, balls)
+            expected.append(reference_line(t, tracks, balls, mapping))
             writer.frame(t, *rows(tracks, balls, mapping))
         assert writer.frames == 40
-    assert (tmp_path / TRACKS_FILE).read_text(encoding="utf-8") == stream.getvalue()
+    assert (tmp_path / TRACKS_FILE).read_text(encoding="utf-8") == "".join(expected)
 
 
 def test_track_pixels_are_rounded_as_numpy_rounds_an_array(tmp_path):

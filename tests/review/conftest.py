@@ -4,7 +4,7 @@
 1280x720), colour detector and all: the run folder exactly as a user gets it, calibration.json and
 annotated.mp4 included. `sc_run`: the Star Cluster chain_grand_slam sample (839 frames) through the
 real pipeline fed the renderer's own ball pixels (as tests/vision/test_pipeline.py does), which is
-fast; it writes no calibration.json, so the review tools calibrate from the video's markers.
+fast; its calibration.json is taken away, so the review tools calibrate from the video's markers.
 """
 
 from __future__ import annotations
@@ -14,20 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from calibration.profile import load_profile
-from record.run_folder import TRACKS_FILE
+from record.run_folder import CALIBRATION_FILE
 from referee.cli import main
-from rules.files import write_json_atomically
-from rules.replay import read_log, replay
-from rules.result import build_result
-from vision.cells import read_settled
-from vision.config import PipelineConfig
-from vision.evaluate import FrameLog
-from vision.event_log import EventLog
-from vision.mapping import BoardMapper
-from vision.pipeline import Referee
-from vision.shots import SessionFeed
-from vision.sources import FileSource
+from referee.session import RefereeSession, RunSpec
 from vision.types import Detection
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_videos"
@@ -64,12 +53,9 @@ def pb_run(tmp_path_factory) -> Path:
 def sc_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("review") / "sc"
     truth = json.loads((SC_SAMPLE / "truth.json").read_text())
-    with EventLog(out) as log, open(out / TRACKS_FILE, "w", encoding="utf-8") as tracks:
-        referee = Referee(truth["game"], load_profile(truth["game"]), lambda *_: TruthDetector(truth), BoardMapper,
-                          read_settled, log, SessionFeed.load(SC_SAMPLE / "truth.json"), PipelineConfig(),
-                          truth["config"])
-        referee.frame_log = FrameLog(tracks, referee.ball_centre_px)
-        referee.run(FileSource(SC_SAMPLE / "video.mp4"))
-    replayed = replay(read_log(out / "events.jsonl"), truth["game"], truth["config"])
-    write_json_atomically(out / "result.json", build_result(replayed, {"video": str(SC_SAMPLE / "video.mp4")}))
+    detector = TruthDetector(truth)
+    spec = RunSpec(str(SC_SAMPLE / "video.mp4"), truth["game"], out, session=SC_SAMPLE / "truth.json", pose=False)
+    with RefereeSession.open(spec, detector=lambda *_: detector) as session:
+        session.run()
+    (out / CALIBRATION_FILE).unlink()
     return out

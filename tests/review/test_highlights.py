@@ -9,7 +9,8 @@ import pytest
 
 from referee.cli import main
 from review.annotate import open_review
-from review.highlights import ClipSettings, plan_clips
+from review.highlights import plan_clips
+from review.settings import ClipSettings
 from review.record import Caption, load_run
 from vision.video_io import probe, read_frames
 

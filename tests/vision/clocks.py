@@ -6,7 +6,7 @@
   through it delivers every frame, in order, however slow the consumer. "The referee keeps up", made exact:
 
       clock = LockstepClock()
-      live = clock.follow(open_source(str(video), PipelineConfig(), live=True, clock=clock))
+      live = clock.follow(open_source(str(video), SourceConfig(), live=True, clock=clock))
       frames = list(live.frames())       # or: referee.run(live, ...)
       assert live.dropped == 0 and [f.t for f in frames] == [f.t for f in FileSource(video).frames()]
 

@@ -17,6 +17,7 @@ from simulation.starcluster import simulate_starcluster
 from simulation.trajectory import BallPose, SimFrame
 from vision.cells import read_snapshot
 from vision.detect import make_detector
+from vision.games import game_vision
 from vision.mapping import BoardMapper
 
 GAMES = {
@@ -33,7 +34,8 @@ def _setup(game: str):
                         match.fps, 3)
     first, _ = renderer.render(match.frames[0])
     mapper = BoardMapper(calibrate_markers(first, profile), profile)
-    return profile, match, renderer, mapper, make_detector("color", first, mapper, ["red", "blue"], seats)
+    samples = game_vision(game).colour_samples(profile, seats or {})
+    return profile, match, renderer, mapper, make_detector("color", first, mapper, ["red", "blue"], samples)
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))

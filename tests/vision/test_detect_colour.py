@@ -18,6 +18,7 @@ from simulation.render import Renderer
 from simulation.starcluster import simulate_starcluster
 from simulation.trajectory import BallPose, HandPose
 from vision.detect import DETECTORS, make_detector
+from vision.games import game_vision
 from vision.detect.colour import _components
 from vision.mapping import BoardMapper
 
@@ -52,7 +53,7 @@ def pirate():
                         Realism(lighting=0.3, noise=3.0, shake_deg=0.12), match.fps, 3)
     first, _ = renderer.render(match.frames[0])
     mapper = BoardMapper(calibrate_markers(first, profile), profile)
-    detector = make_detector("color", first, mapper, ["red", "blue"], SEATS)
+    detector = make_detector("color", first, mapper, ["red", "blue"], game_vision(profile.game).colour_samples(profile, SEATS))
     return profile, match, renderer, mapper, detector
 
 

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import copy
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from simulation.simulate import simulate_to
+from record.run_folder import TRACKS_FILE, RunWriter
 from rules.events import Location
 from simulation.realism import Realism
+from simulation.simulate import simulate_to
 from vision.evaluate import (
     EvalConfig,
-    FrameLog,
     evaluate,
     load_run,
     load_truth,
     match_by_time,
     shots_of,
 )
+from vision.pipeline import tracked_frame
 from vision.types import BoardBall, Detection, Track, TrackState
 
 
@@ -185,13 +185,14 @@ def test_shots_group_the_decisions_of_their_moment():
     assert (second.outcome, second.points) == ("failed", ())
 
 
-def test_frame_log_writes_confirmed_tracks_and_board_detections():
-    stream = io.StringIO()
+def test_the_tracks_line_holds_confirmed_tracks_and_board_detections(tmp_path):
     track = Track(7, "red", 100.0, 200.0, 0.0, 0.0, TrackState.CONFIRMED, True, 1.0, 5)
     tentative = Track(8, "red", 0.0, 0.0, 0.0, 0.0, TrackState.TENTATIVE, False, 1.0, 1)
     ball = BoardBall(Detection(10.0, 20.0, 6.0, "red", 0.8), 101.0, 199.0, Location.cell_at(1, 2))
-    FrameLog(stream, to_image=lambda p: p / 10).write(1.0, [track, tentative], [ball])
-    line = json.loads(stream.getvalue())
+    tracked = tracked_frame(1.0, (track, tentative), [ball], lambda p: p / 10)
+    with RunWriter(tmp_path, tracks=True) as writer:
+        writer.frame(tracked.t, tracked.tracks, tracked.detections)
+    line = json.loads((tmp_path / TRACKS_FILE).read_text())
     assert line == {"t": 1.0, "tracks": [[7, "red", 100.0, 200.0, 10.0, 20.0]],
                     "detections": [["red", 10.0, 20.0, 6.0, 101.0, 199.0, 0.8]]}
 

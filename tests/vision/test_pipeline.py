@@ -1,25 +1,22 @@
-"""The referee loop end to end on rendered video: scores, the live path, and bad input."""
+"""The referee end to end on rendered video, through the library API (`referee.session`): scores, the live
+path, umpire inputs from another thread, the live state, and bad input."""
 
 import json
+import threading
 
 import numpy as np
 import pytest
+from clocks import LockstepClock
 
-from calibration.profile import load_profile
-from simulation.simulate import simulate_to
+from referee.session import RefereeSession, RunSpec
 from rules.errors import InputError
-from rules.events import Snapshot
-from rules.replay import read_log, replay
-from rules.result import build_result
+from rules.events import OutOfBallsChoice, RoundEnd, Snapshot, UmpireFoul
+from rules.replay import read_log
 from simulation.make_samples import SEED
 from simulation.realism import Realism
-from vision.config import PipelineConfig
-from vision.event_log import EventLog
+from simulation.simulate import simulate_to
 from vision.cells import read_settled
-from vision.detect import make_detector
-from vision.mapping import BoardMapper
-from vision.pipeline import Referee
-from vision.shots import SessionFeed
+from vision.config import SourceConfig
 from vision.sources import FileSource, open_source
 from vision.types import Detection
 from vision.video_io import VideoError, VideoWriter
@@ -50,6 +47,9 @@ class TruthDetector:
         self.frames, self.owners, self.rename = truth["frames"], truth["ball_owners"], rename or {}
         self.index = 0
 
+    def __call__(self, first_image, mapper, players, samples):  # the session's detector factory
+        return self
+
     def detect(self, image, mask=None):
         balls = self.frames[min(self.index, len(self.frames) - 1)]["balls"]
         self.index += 1
@@ -57,19 +57,25 @@ class TruthDetector:
                 for i, _x, _y, _z, u, v, r, visible, *_ in balls if visible]
 
 
-def referee_run(folder, truth, out, detector, source=None, config=PipelineConfig(), read_table=read_settled):
-    profile = load_profile(truth["game"])
-    with EventLog(out) as log:
-        factory = detector if callable(detector) else (lambda *args: detector)
-        referee = Referee(truth["game"], profile, factory, BoardMapper, read_table, log,
-                          SessionFeed.load(folder / "truth.json"), config, truth["config"])
-        summary = referee.run(source or FileSource(folder / "video.mp4"))
-    replayed = replay(read_log(out / "events.jsonl"), truth["game"], truth["config"])
-    return summary, build_result(replayed, {})
+def spec(folder, truth, out, **options):
+    """`referee run VIDEO --game G --session truth.json --out OUT --no-pose`."""
+    return RunSpec(str(folder / "video.mp4"), truth["game"], out, **{"session": folder / "truth.json", "pose": False,
+                                                                      **options})
+
+
+def referee_run(folder, truth, out, detector=None, source=None, read_table=None, session_file=None):
+    with RefereeSession.open(spec(folder, truth, out, **({"session": session_file} if session_file else {})),
+                             source=source, detector=detector, table_reader=read_table) as session:
+        summary = session.run()
+    return summary, json.loads((out / "result.json").read_text())
 
 
 def points(result):
     return sorted((d["player"], d["points"]) for d in result["decisions"] if d["kind"] in ("score", "capture"))
+
+
+def lines(path, kind):
+    return [json.loads(line) for line in path.read_text().splitlines() if f'"type":"{kind}"' in line]
 
 
 @pytest.mark.parametrize("game", sorted(CLIPS))
@@ -78,10 +84,10 @@ def test_truth_detections_reach_the_true_score(clips, game, tmp_path):
     summary, result = referee_run(folder, truth, tmp_path, TruthDetector(truth))
     assert result["final_scores"] == truth["result"]["final_scores"]
     assert points(result) == points(truth["result"])
-    assert summary.standings.players == tuple(truth["result"]["final_scores"]) or summary.frames > 0
+    assert summary.standings.players == tuple(truth["result"]["final_scores"]) and summary.frames > 0
     # the live engine's calls are the replay's calls
-    live = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()]
-    assert [d["summary"] for d in live if d["type"] == "decision"] == [d["summary"] for d in result["decisions"]]
+    live = lines(tmp_path / "decisions.jsonl", "decision")
+    assert [d["summary"] for d in live] == [d["summary"] for d in result["decisions"]]
     # every shot is settled no later than 0.6 s after the sim's settle (0.5 s after the balls stop); a
     # slow final roll under the rest speed can make ours early (see docs/pipeline.md)
     ours = [e.t for e in read_log(tmp_path / "events.jsonl") if e.TYPE == "table_settled"]
@@ -97,15 +103,14 @@ def test_truth_detections_reach_the_true_score(clips, game, tmp_path):
 def test_colour_detector_referees_piratenbillard_end_to_end(clips, tmp_path):
     """The real pipeline, real colour detector, real rendered video: the true decisions and final scores."""
     folder, truth = clips["piratenbillard"]
-    _, result = referee_run(folder, truth, tmp_path, lambda image, mapper, players, seats:
-                            make_detector("color", image, mapper, players, seats))
+    _, result = referee_run(folder, truth, tmp_path)
     assert points(result) == points(truth["result"])
     assert result["final_scores"] == truth["result"]["final_scores"]
 
 
 @pytest.fixture(scope="module")
 def small_clip(tmp_path_factory):
-    """Piratenbillard at 640x360: paced live on 2 shared cores, the referee keeps up with it."""
+    """Piratenbillard at 640x360, for the live path."""
     folder = tmp_path_factory.mktemp("small")
     truth, _ = simulate_to(folder, "piratenbillard", 1, "capture", "overhead", 640, 360, realism=Realism.moderate(),
                            progress=False)
@@ -113,24 +118,30 @@ def small_clip(tmp_path_factory):
 
 
 def test_a_file_played_live_gives_the_same_events(small_clip, tmp_path):
+    """The live path (a reader thread, the newest frame only, paced at the file's rate) in lockstep with the
+    referee (`LockstepClock`: the referee keeps up, exactly, whatever the machine's load): every frame reaches
+    the referee, at the file's times, and the record is the file run's."""
     folder, truth = small_clip
     referee_run(folder, truth, tmp_path / "file", TruthDetector(truth))
-    live = open_source(str(folder / "video.mp4"), PipelineConfig(), live=True)
-    referee_run(folder, truth, tmp_path / "live", TruthDetector(truth), source=live)
-    assert live.dropped == 0
-    assert (tmp_path / "live" / "events.jsonl").read_text() == (tmp_path / "file" / "events.jsonl").read_text()
+    clock = LockstepClock()
+    live = clock.follow(open_source(str(folder / "video.mp4"), SourceConfig(), live=True, clock=clock))
+    summary, _ = referee_run(folder, truth, tmp_path / "live", TruthDetector(truth), source=live)
+    assert live.dropped == 0 and summary.frames == truth["frame_count"]
+    assert sum(clock.waits) == pytest.approx(summary.last_t - summary.first_t, abs=1e-6)  # paced at its own rate
+    for name in ("events.jsonl", "decisions.jsonl", "tracks.jsonl"):
+        assert (tmp_path / "live" / name).read_text() == (tmp_path / "file" / name).read_text(), name
 
 
 def test_a_colour_matching_no_player_is_flagged(clips, tmp_path):
     folder, truth = clips["piratenbillard"]
     referee_run(folder, truth, tmp_path, TruthDetector(truth, rename={"blue": "purple"}))
-    warnings = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()
-                if '"warning"' in line]
+    warnings = lines(tmp_path / "decisions.jsonl", "warning")
     assert sum("'purple' matches no player" in w.get("message", "") for w in warnings) == 1
 
 
 def test_an_impossible_table_reading_is_flagged_and_dropped(clips, tmp_path):
-    """More balls of a colour than a player owns cannot be the table: a review warning, never fed to the engine."""
+    """More balls of a colour than a player owns cannot be the table: the engine's check refuses it, so it is
+    a review warning, never written to the event log nor fed to the engine, and the run goes on."""
     folder, truth = clips["piratenbillard"]
     settles = []
 
@@ -144,13 +155,13 @@ def test_an_impossible_table_reading_is_flagged_and_dropped(clips, tmp_path):
 
     summary, _ = referee_run(folder, truth, tmp_path, TruthDetector(truth), read_table=misread)
     assert len(settles) >= 3 and summary.frames > 0
-    warnings = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()
-                if '"warning"' in line]
+    warnings = lines(tmp_path / "decisions.jsonl", "warning")
     dropped = [w for w in warnings if w.get("message", "").startswith("table reading dropped")]
-    assert len(dropped) == 1 and dropped[0]["review"] is True and "red balls, but a player has 8" in dropped[0]["message"]
+    assert len(dropped) == 1 and dropped[0]["review"] is True and "but a player has 8" in dropped[0]["message"]
     logged = [e for e in read_log(tmp_path / "events.jsonl") if e.TYPE == "table_settled"]
     assert len(logged) == len(settles) - 1
     assert all(e.snapshot.count("red") <= 8 for e in logged)
+    assert any(flag.message.startswith("table reading dropped") for flag in summary.state.review)
 
 
 def test_no_board_in_view_is_a_clear_error(clips, tmp_path):
@@ -195,6 +206,26 @@ def test_a_failure_mid_run_keeps_the_events_already_written(clips, tmp_path):
     assert [e.TYPE for e in events][:4] == ["game_start", "table_settled", "shot_started", "table_settled"]
 
 
+def test_bad_input_is_refused_before_anything_is_written(clips, tmp_path):
+    folder, truth = clips["piratenbillard"]
+    (tmp_path / "rules.json").write_text('{"pipeline": {"settle": {"rest_speed_mm_s": -1}}}')
+    (tmp_path / "flat.json").write_text('{"pipeline": {"stream_retries": 1}}')
+    bad = [({"config": tmp_path / "rules.json"}, "'settle.rest_speed_mm_s' must be a number >= 0"),
+           ({"config": tmp_path / "flat.json"}, "it is now 'pipeline.source.stream_retries'"),
+           ({"session": tmp_path / "nope.jsonl"}, "session file .* does not exist"),
+           ({"profile": "starcluster"}, "is for starcluster, not piratenbillard"),
+           ({"pose_model": tmp_path / "x.onnx", "pose": True, "game": "starcluster",
+             "session": clips["starcluster"][0] / "truth.json"}, "pose model .* is missing"),
+           ({"annotate": True, "source": "rtsp://127.0.0.1:9/live"}, "--annotate decodes the video again")]
+    for options, message in bad:
+        out = tmp_path / "never"
+        base = {"source": str(folder / "video.mp4"), "game": "piratenbillard", "out": out,
+                "session": folder / "truth.json", "pose": False}
+        with pytest.raises(InputError, match=message):
+            RefereeSession.open(RunSpec(**{**base, **options}))
+        assert not out.exists(), options
+
+
 def shots(result):
     return [(d["player"], d["outcome"]) for d in result["decisions"] if d["kind"] == "shot"]
 
@@ -213,8 +244,7 @@ def test_colour_detector_referees_star_cluster_end_to_end(starcluster_720, tmp_p
     """The real colour detector on a rendered Star Cluster match: a grouped ball, a fast ball to the gutter,
     a tie-break. The Play Line stripe and the shooter (skin, lips, sleeve) must not read as red balls."""
     folder, truth = starcluster_720
-    _, result = referee_run(folder, truth, tmp_path, lambda image, mapper, players, seats:
-                            make_detector("color", image, mapper, players, seats))
+    _, result = referee_run(folder, truth, tmp_path)
     assert shots(result) == shots(truth["result"])
     assert points(result) == points(truth["result"])
     assert result["final_scores"] == truth["result"]["final_scores"]
@@ -226,18 +256,82 @@ def test_an_umpire_input_the_engine_refuses_is_flagged_and_the_run_goes_on(clips
     """A session line that contradicts what vision saw (here a choice when nobody is out of balls) is a
     review warning, left out of events.jsonl (which stays replayable); every later call is still made."""
     folder, truth = clips["starcluster"]
-    session = tmp_path / "session"
-    session.mkdir()
-    (session / "video.mp4").symlink_to(folder / "video.mp4")
     bad = {"type": "out_of_balls_choice", "t": 2.0, "player": "blue", "choice": "bank"}
-    (session / "truth.json").write_text(json.dumps({**truth, "events": truth["events"] + [bad]}))
-    _, result = referee_run(session, truth, tmp_path / "out", TruthDetector(truth))
+    session_file = tmp_path / "truth.json"
+    session_file.write_text(json.dumps({**truth, "events": truth["events"] + [bad]}))
+    _, result = referee_run(folder, truth, tmp_path / "out", TruthDetector(truth), session_file=session_file)
     assert result["final_scores"] == truth["result"]["final_scores"]
-    warnings = [json.loads(line) for line in (tmp_path / "out" / "decisions.jsonl").read_text().splitlines()
-                if '"warning"' in line]
+    warnings = lines(tmp_path / "out" / "decisions.jsonl", "warning")
     refused = [w for w in warnings if w["message"].startswith("umpire input out_of_balls_choice at 2s refused")]
     assert len(refused) == 1 and refused[0]["review"] is True and "no player is out of balls" in refused[0]["message"]
     assert not any(e.TYPE == "out_of_balls_choice" for e in read_log(tmp_path / "out" / "events.jsonl"))
+
+
+def test_umpire_inputs_from_another_thread_are_applied_at_the_next_frame_and_answered(clips, tmp_path):
+    """The console's path: while the referee runs frame by frame, another thread submits inputs. Each is
+    applied in time order before the next frame, answered accepted (with its log id) or refused (with the
+    engine's reason, and flagged for review), and none is dropped: one timed after the last frame is applied
+    when the run finishes. `state()` shows the calls as they are made."""
+    folder, truth = clips["piratenbillard"]
+    with RefereeSession.open(spec(folder, truth, tmp_path, tracks=False), detector=TruthDetector(truth)) as session:
+        frames = list(FileSource(folder / "video.mp4").frames())
+        answers = {}
+        submitted = threading.Event()
+
+        def umpire(at_t):
+            answers["foul"] = session.submit(UmpireFoul(t=at_t, player="blue", foul="interference"))
+            answers["early"] = session.submit(UmpireFoul(t=0.0, player="red", foul="interference"))  # in the past
+            answers["choice"] = session.submit(OutOfBallsChoice(t=at_t, player="red", choice="bank"))
+            answers["late"] = session.submit(RoundEnd(t=frames[-1].t + 60.0))
+            submitted.set()
+
+        for frame in frames:
+            session.process(frame)
+            if frame.index == 60:
+                thread = threading.Thread(target=umpire, args=(frame.t + 0.01,))
+                thread.start()
+                assert submitted.wait(timeout=60.0)  # a deadlock guard only: the thread submits at once
+                thread.join()
+                assert not answers["foul"].done()  # applied at the next frame, not before
+            if frame.index == 61:
+                assert answers["foul"].result().accepted and answers["foul"].result().event_id is not None
+                assert answers["early"].result().accepted
+                choice = answers["choice"].result()
+                assert not choice.accepted and "out_of_balls_choice is a Star Cluster Ball input" in choice.reason
+                state = session.state()
+                assert any("umpire: interference by blue" in d.summary for d in state.last_decisions)
+                assert any("refused by the rules engine" in flag.message for flag in state.review)
+                assert not answers["late"].done()
+        summary = session.finish()
+        assert answers["late"].result().accepted  # not dropped: applied when the run finished
+        with pytest.raises(InputError, match="the run has ended"):
+            session.submit(RoundEnd(t=99.0))
+    events = read_log(tmp_path / "events.jsonl")
+    fouls = [e for e in events if e.TYPE == "umpire_foul"]
+    assert [(e.player, e.id) for e in fouls] == [("red", answers["early"].result().event_id),
+                                                 ("blue", answers["foul"].result().event_id)]
+    assert fouls[0].t == frames[60].t  # an input timed in the past is logged when it was applied
+    assert [e.t for e in events] == sorted(e.t for e in events)  # the log stays in time order
+    assert events[-1].TYPE == "round_end" and summary.frames == len(frames)
+    assert summary.state.standings.complete == json.loads((tmp_path / "result.json").read_text())["complete"]
+
+
+def test_the_state_shows_scores_turn_round_clock_and_balls_to_play(clips, tmp_path):
+    """Star Cluster Ball: the live state after the match matches its result; mid-match it has a running round
+    clock, the player to play, and balls in hand."""
+    folder, truth = clips["starcluster"]
+    seen = []
+    with RefereeSession.open(spec(folder, truth, tmp_path, tracks=False), detector=TruthDetector(truth)) as session:
+        summary = session.run(lambda frame, state: seen.append(state) if frame.index == 90 else None)
+    (middle,) = seen
+    assert middle.engine.round_number == 1 and middle.standings.to_play in ("red", "blue")
+    assert middle.clock_s is not None and 0 < middle.clock_s <= middle.engine.round_length_s
+    assert sum(middle.engine.balls_to_play.values()) > 0 and middle.t == pytest.approx(90 / truth["fps"], abs=0.02)
+    result = json.loads((tmp_path / "result.json").read_text())
+    final = summary.state
+    assert {p: final.standings.games[-1].totals[p] for p in final.standings.players} == result["final_scores"]
+    assert final.standings.winners == tuple(result["winners"]) and final.frames == summary.frames
+    assert [d.summary for d in final.last_decisions] == [d["summary"] for d in result["decisions"]][-20:]
 
 
 @pytest.fixture(scope="module")
@@ -253,8 +347,7 @@ def test_a_ball_knocked_from_under_the_shooters_hand_into_a_slot_is_the_shooters
     knocks it into a slot. Neither ball is seen crossing the line and the knocked one is first seen again in
     the slot: it moved (a shot by blue, a knocked-in foul), it was not lifted."""
     folder, truth = knock_720
-    _, result = referee_run(folder, truth, tmp_path, lambda image, mapper, players, seats:
-                            make_detector("color", image, mapper, players, seats))
+    _, result = referee_run(folder, truth, tmp_path)
     assert shots(result) == shots(truth["result"])
     assert points(result) == points(truth["result"])
     assert result["final_scores"] == truth["result"]["final_scores"]

@@ -12,7 +12,7 @@ from calibration.calibrate import calibrate_markers
 from calibration.profile import load_profile
 from referee.cli import main
 from rules.events import BallSighting, Location, Place, PlayLineCrossing, ShotStarted, Snapshot, TableSettled
-from vision.config import PipelineConfig
+from vision.config import PoseConfig
 from vision.play_line import PlayLineJudge
 from vision.pose import COCO_KEYPOINTS, Keypoint, Person
 from vision.pose_watch import PoseWatch, near_side_crop, shifted
@@ -48,7 +48,7 @@ class Scripted:
         self.calibration, self.profile, self.reach = calibration, profile, reach
         height, width = image.shape[:2]
         self.crop = near_side_crop(calibration, PlayLineJudge(calibration, profile), profile,
-                                   PipelineConfig().pose_crop_margin_mm, (width, height))
+                                   PoseConfig().pose_crop_margin_mm, (width, height))
         self.t = 0.0
         self.runs: list[float] = []
 
@@ -64,7 +64,7 @@ def settled(t):
     return TableSettled(t=t, snapshot=Snapshot((BallSighting("red", Location(Place.GROUPED)),)))
 
 
-def watch_through(first_frame, reach, observations, seconds, config=PipelineConfig(), shade=None):
+def watch_through(first_frame, reach, observations, seconds, config=PoseConfig(), shade=None):
     """Feed a PoseWatch `seconds` of 30 fps frames; `observations` maps frame index -> what vision saw then.
 
     The pixels only matter to the watch's change test: a block in the crop is painted `shade(t)` (default:
@@ -74,7 +74,7 @@ def watch_through(first_frame, reach, observations, seconds, config=PipelineConf
     model = Scripted(image, calibration, profile, reach)
     shade = shade or (lambda t: None if reach(t) is None else 255)
     warnings = []
-    watch = PoseWatch(model, profile, config, lambda t, message: warnings.append((t, message)), lambda: "blue")
+    watch = PoseWatch(model, profile, config)
     out = []
     for i in range(round(seconds * FPS)):
         t = i / FPS
@@ -82,7 +82,9 @@ def watch_through(first_frame, reach, observations, seconds, config=PipelineConf
         frame = image.copy()
         if shade(t) is not None:
             frame[model.crop.y1 - 150:model.crop.y1, model.crop.x0 + 300:model.crop.x0 + 600] = shade(t)
-        out += watch.update(t, frame, calibration, [e(t) for e in observations.get(i, ())])
+        watched = watch.update(t, frame, calibration, [e(t) for e in observations.get(i, ())], to_play="blue")
+        out += watched.events
+        warnings += watched.warnings
     return out, warnings, model.runs
 
 
@@ -122,7 +124,7 @@ def test_one_call_per_shot_and_a_lean_with_no_shot_goes_to_review(first_frame):
 def test_pose_runs_slowly_while_nobody_is_at_the_line_and_fast_in_a_release_window(first_frame):
     """0-2 s someone moves about well behind the line: pose every `pose_interval_s`; 2-3 s nobody, nothing
     changes: no pose at all; from 3 s the shooter is at the line: every other frame."""
-    config = PipelineConfig()
+    config = PoseConfig()
     reach = lambda t: -400.0 if t < 2.0 else None if t < 3.0 else -100.0  # noqa: E731
     shade = lambda t: (255 * (int(t * 4) % 2)) if t < 2.0 else None if t < 3.0 else 255  # noqa: E731
     _, _, runs = watch_through(first_frame, reach, {}, 4.0, config, shade)

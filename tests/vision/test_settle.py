@@ -8,7 +8,7 @@ from simulation.camera import make_camera
 from simulation.piratenbillard import simulate_piratenbillard
 from simulation.realism import Realism
 from simulation.render import Renderer
-from vision.config import PipelineConfig
+from vision.config import HandConfig, SettleConfig
 from vision.settle import HandWatch, SettleWatch
 from vision.types import Track, TrackState
 
@@ -18,7 +18,7 @@ def track(vx=0.0, at_rest=True, state=TrackState.CONFIRMED, conf=0.9):
 
 
 def test_settles_once_per_quiet_period_and_at_the_first_quiet_frame():
-    watch = SettleWatch(PipelineConfig(rest_debounce_ms=400))
+    watch = SettleWatch(SettleConfig(rest_debounce_ms=400))
     assert watch.update(0.0, (track(),), False) is None  # warming up: balls still being found
     settle = watch.update(0.5, (track(),), False)
     assert settle is not None and settle.t == 0.5 and settle.confidence == 0.9
@@ -30,7 +30,7 @@ def test_settles_once_per_quiet_period_and_at_the_first_quiet_frame():
 
 
 def test_jitter_below_motion_speed_does_not_start_a_new_period():
-    watch = SettleWatch(PipelineConfig())
+    watch = SettleWatch(SettleConfig())
     watch.update(0.0, (track(),), False)
     assert watch.update(1.0, (track(),), False) is not None
     assert watch.update(1.1, (track(vx=80, at_rest=False),), False) is None
@@ -38,7 +38,7 @@ def test_jitter_below_motion_speed_does_not_start_a_new_period():
 
 
 def test_a_ball_lost_while_moving_blocks_the_settle():
-    watch = SettleWatch(PipelineConfig())
+    watch = SettleWatch(SettleConfig())
     watch.update(0.0, (), False)
     assert watch.update(1.0, (track(), track(vx=900, at_rest=False, state=TrackState.LOST)), False) is None
     assert watch.update(1.1, (track(),), False) is not None
@@ -62,7 +62,7 @@ def hand_frames():
 
 def test_hand_watch_sees_the_rendered_hand_and_not_the_balls(hand_frames):
     camera, frames, polygon, radius = hand_frames
-    watch = HandWatch(PipelineConfig(), polygon, (camera.width, camera.height), radius)
+    watch = HandWatch(HandConfig(), polygon, (camera.width, camera.height), radius)
     said = [(watch.update(image), truth.hand_px is not None and
              any(0 <= truth.hand_px[0] < 640 and 0 <= truth.hand_px[1] < 360 for _ in [0])) for image, truth in frames]
     no_hand = [seen for seen, truth in said if not truth]
@@ -76,7 +76,7 @@ def test_hand_watch_marks_the_hand_as_foreground_for_the_detector(hand_frames):
     """Ball-coloured pixels on a hand or a sleeve are dropped by the pipeline where `covers` says so:
     the rendered hand is covered, the resting balls are not."""
     camera, frames, polygon, radius = hand_frames
-    watch = HandWatch(PipelineConfig(), polygon, (camera.width, camera.height), radius)
+    watch = HandWatch(HandConfig(), polygon, (camera.width, camera.height), radius)
     hand_hits, ball_hits = [], []
     for image, truth in frames:
         watch.update(image)
@@ -94,11 +94,11 @@ def test_hand_watch_shrinks_only_the_watched_part_and_sees_the_same(hand_frames,
     (`HandWatch.cut`); every watched pixel, the hand flag, its area and `covers` are those of the whole frame."""
     camera, frames, polygon, radius = hand_frames
     size = (camera.width, camera.height)
-    watch = HandWatch(PipelineConfig(), polygon, size, radius)
+    watch = HandWatch(HandConfig(), polygon, size, radius)
     x0, y0, x1, y1 = watch.cut
     assert (x1 - x0) * (y1 - y0) < 0.9 * watch.size[0] * watch.size[1]
     monkeypatch.setattr(HandWatch, "_cut", lambda self, w, h: (0, 0, self.size[0], self.size[1]))
-    whole = HandWatch(PipelineConfig(), polygon, size, radius)
+    whole = HandWatch(HandConfig(), polygon, size, radius)
     hands = 0
     for image, truth in frames:
         assert watch.update(image) == whole.update(image)

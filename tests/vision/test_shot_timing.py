@@ -5,16 +5,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from calibration.profile import load_profile
-from rules.replay import read_log, replay
-from rules.result import build_result
-from vision.cells import read_settled
-from vision.config import PipelineConfig
-from vision.detect import make_detector
-from vision.event_log import EventLog
-from vision.mapping import BoardMapper
-from vision.pipeline import Referee
-from vision.shots import SessionFeed
+from referee.session import RefereeSession, RunSpec
+from rules.replay import read_log
 from vision.sources import FileSource
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_videos" / "starcluster"
@@ -24,11 +16,11 @@ GATE_S = 2.0  # `referee eval` pairs a run settle with the truth's only this clo
 def referee_run(folder, truth, out, source=None):
     """`referee run` with the truth's session and the colour detector, without the pose model (the shots here
     have no Play Line crossing by the body)."""
-    with EventLog(out) as log:
-        referee = Referee(truth["game"], load_profile(truth["game"]), colour, BoardMapper, read_settled, log,
-                          SessionFeed.load(folder / "truth.json"), PipelineConfig(), truth["config"])
-        referee.run(source or FileSource(folder / "video.mp4"))
-    return build_result(replay(read_log(out / "events.jsonl"), truth["game"], truth["config"]), {})
+    spec = RunSpec(str(folder / "video.mp4"), truth["game"], out, session=folder / "truth.json", pose=False,
+                   tracks=False)
+    with RefereeSession.open(spec, source=source) as session:
+        session.run()
+    return json.loads((out / "result.json").read_text())
 
 
 def shots(result):
@@ -37,10 +29,6 @@ def shots(result):
 
 def points(result):
     return sorted((d["player"], d["points"]) for d in result["decisions"] if d["kind"] in ("score", "capture"))
-
-
-def colour(image, mapper, players, seats):
-    return make_detector("color", image, mapper, players, seats)
 
 
 def sample(name):
@@ -55,7 +43,7 @@ def of_type(events, kind):
 class Until:
     """The sample's frames up to `t_max` seconds."""
 
-    name, live, frame_count = "until.mp4", False, 0
+    name, live, frame_count = "until.mp4", False, 0  # a FrameSource
 
     def __init__(self, path, t_max):
         self.path, self.t_max = path, t_max

@@ -1,20 +1,33 @@
-"""Shot segmentation: Play Line crossings, struck balls leaving spaces, lifts, and the umpire session."""
-
-import json
-
-import pytest
+"""Shot segmentation: Play Line crossings, struck balls leaving spaces (each game's shot watch), lifts."""
 
 from calibration.profile import load_profile
-from rules.errors import InputError
-from rules.events import BallLifted, GameStart, Location, Place, RoundStart, ShotStarted, TableSettled
+from rules.events import BallLifted, Location, Place, ShotStarted
+from vision.cells import snapshot_from_tracks
 from vision.config import PipelineConfig
+from vision.games import game_vision
 from vision.settle import Settle
-from vision.shots import SessionFeed, ShotSegmenter, snapshot_from_tracks
+from vision.shots import ShotSegmenter
 from vision.track import TrackerUpdate
 from vision.types import Track, TrackState
 
 SC = load_profile("starcluster")
 PB = load_profile("piratenbillard")
+
+
+class Shots:
+    """A game's segmenter; `update` gives the frame's events and keeps its warnings and gone balls."""
+
+    def __init__(self, profile):
+        config = PipelineConfig()
+        game = game_vision(profile.game)
+        self.segmenter = ShotSegmenter(game.shot_watch(profile, config.shots, config.settle), config.shots)
+        self.warnings, self.gone = [], []
+
+    def update(self, t, tracks, settle, hand):
+        segmented = self.segmenter.update(t, tracks, settle, hand)
+        self.warnings += segmented.warnings
+        self.gone += segmented.gone
+        return segmented.events
 
 
 def tr(id, x, y, vy=0.0, at_rest=False, location=None, state=TrackState.CONFIRMED, seen=0.0, colour="red"):
@@ -27,7 +40,7 @@ def up(*tracks, ended=()):
 
 def test_star_cluster_shot_starts_when_a_ball_crosses_the_play_line_upwards():
     line = SC.play_line[0][1]
-    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    shots = Shots(SC)
     assert shots.update(1.0, up(tr(1, 300, line - 40, vy=800)), None, False) == []
     (event,) = shots.update(1.1, up(tr(1, 300, line + 20, vy=800)), None, False)
     assert isinstance(event, ShotStarted) and event.player == "red" and event.t == 1.1
@@ -42,7 +55,7 @@ def test_a_fast_ball_first_confirmed_far_past_the_line_is_a_shot_if_it_was_first
     held beyond the launch zone, already rolling up fast, is a launch only when no shot is open."""
     from dataclasses import replace
     line = SC.play_line[0][1]
-    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    shots = Shots(SC)
     found_again = replace(tr(3, 300, line + 150, vy=100), born_at=(300, line + 150))
     assert shots.update(0.9, up(found_again), None, False) == []  # under the motion speed: jitter, not a roll
     fast = replace(tr(1, 300, line + 450, vy=1200), born_at=(300, line + 190))
@@ -53,22 +66,22 @@ def test_a_fast_ball_first_confirmed_far_past_the_line_is_a_shot_if_it_was_first
                         None, False) == []
     # with none open, a ball already rolling up the board that fast was launched unseen (a hard throw under
     # motion blur outruns a newborn track): a shot, by the player to play (its colour may be a knocked ball's)
-    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    shots = Shots(SC)
     far = replace(tr(2, 300, line + 650, vy=1200), born_at=(300, line + 600))
     (event,) = shots.update(1.0, up(far), None, False)
     assert isinstance(event, ShotStarted) and event.player is None
-    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    shots = Shots(SC)
     slow = replace(tr(4, 300, line + 650, vy=100), born_at=(300, line + 600))
     assert shots.update(1.0, up(slow), None, False) == []  # not rolling for real: a resting ball found again
 
 
-def test_settle_gives_the_snapshot_and_a_lifted_resting_ball_is_a_lift():
-    shots = ShotSegmenter(PB, PipelineConfig(), snapshot_from_tracks)
+def test_a_settle_closes_the_shot_and_a_lifted_resting_ball_is_a_lift():
+    shots = Shots(PB)
     cell = Location.cell_at(5, 4)
     resting = tr(1, *PB.space_center(5, 4), at_rest=True, location=cell, seen=2.0)
-    (settled,) = shots.update(2.0, up(resting), Settle(2.0, (resting,), 0.8), False)
-    assert isinstance(settled, TableSettled) and settled.confidence == 0.8
-    assert [(b.owner, b.at) for b in settled.snapshot.balls] == [("red", cell)]
+    shots.segmenter.play.shot_open = True
+    assert shots.update(2.0, up(resting), Settle(2.0, (resting,), 0.8), False) == []  # the pipeline reads it
+    assert not shots.segmenter.play.shot_open
     shots.update(2.5, up(), None, True)  # a hand reaches over it
     (lifted,) = shots.update(3.5, up(ended=(resting,)), None, False)
     assert isinstance(lifted, BallLifted) and lifted.at == cell and lifted.owner == "red"
@@ -79,7 +92,7 @@ def test_settle_gives_the_snapshot_and_a_lifted_resting_ball_is_a_lift():
 
 
 def test_piratenbillard_shot_starts_when_a_resting_ball_leaves_its_space():
-    shots = ShotSegmenter(PB, PipelineConfig(), snapshot_from_tracks)
+    shots = Shots(PB)
     x, y = PB.space_center(9, 4)
     home = Location.cell_at(9, 4)
     shots.update(1.0, up(tr(1, x, y, at_rest=True, location=home)), None, False)
@@ -94,35 +107,13 @@ def test_two_balls_in_one_space_count_as_two():
     assert snapshot_from_tracks(Settle(1.0, balls, 1.0)).count("red", Place.CELL) == 2
 
 
-def test_session_from_a_truth_file_keeps_umpire_inputs_in_time_order(tmp_path):
-    truth = {"events": [
-        {"type": "game_start", "t": 0.0, "players": [{"id": "red", "side": "right"}, {"id": "blue", "side": "left"}]},
-        {"type": "round_start", "t": 0.5},
-        {"type": "shot_started", "t": 1.0, "player": "red"},
-    ]}
-    path = tmp_path / "truth.json"
-    path.write_text(json.dumps(truth))
-    feed = SessionFeed.load(path)
-    first = feed.due(0.2)
-    assert [type(e) for e in first] == [GameStart] and first[0].id == ""
-    assert [type(e) for e in feed.due(5.0)] == [RoundStart]  # observations are vision's to make
-    assert feed.rest() == []
-
-
-def test_a_bad_session_line_is_a_clear_error(tmp_path):
-    path = tmp_path / "session.jsonl"
-    path.write_text('{"type": "round_start", "t": 0}\n{"type": "game_start", "t": 1, "players": []}\n')
-    with pytest.raises(InputError, match="entry 2"):
-        SessionFeed.load(path)
-
-
 def test_a_hidden_resting_ball_seen_again_far_away_was_knocked_on_not_lifted():
     """Star Cluster Ball: a ball resting just past the Play Line, hidden by the next shooter's hand and knocked
     up the board by the ball released behind it; neither is seen crossing the line. The lost resting track
     plus a new track of its colour far away is that ball moved: a shot by the player to play, and no lift."""
     from dataclasses import replace
     line = SC.play_line[0][1]
-    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    shots = Shots(SC)
     resting = tr(1, 200, line + 8, at_rest=True, location=Location(Place.PLAY_AREA), seen=3.5)
     shots.update(3.5, up(resting), None, False)
     hidden = replace(resting, state=TrackState.LOST)
@@ -132,7 +123,7 @@ def test_a_hidden_resting_ball_seen_again_far_away_was_knocked_on_not_lifted():
     assert isinstance(event, ShotStarted) and event.player is None  # the engine knows who is to play
     assert shots.update(4.7, up(again, ended=(hidden,)), None, True) == []  # not a ball_lifted
     # a resting ball lifted by a hand, with no ball of its colour appearing elsewhere, is still a lift
-    shots = ShotSegmenter(SC, PipelineConfig(), snapshot_from_tracks)
+    shots = Shots(SC)
     shots.update(3.5, up(resting), None, False)
     shots.update(4.0, up(hidden), None, True)
     near = replace(tr(4, 205, line + 20), born_at=(205.0, line + 20), born_t=4.2)  # found again close by
@@ -145,14 +136,14 @@ def test_a_resting_ball_vanishing_between_shots_is_gone_but_one_lost_during_a_sh
     """The table reader keeps a ball hidden by one that landed on it only while it has not left: a resting ball
     that vanished between shots (a lift the hand watch missed) is reported gone; one lost during a shot is not."""
     from dataclasses import replace
-    shots = ShotSegmenter(PB, PipelineConfig(), snapshot_from_tracks)
+    shots = Shots(PB)
     a = tr(1, *PB.space_center(5, 2), at_rest=True, location=Location.cell_at(5, 2), seen=4.5)
     b = tr(2, *PB.space_center(3, 5), at_rest=True, location=Location.cell_at(3, 5), seen=8.0, colour="blue")
     shots.update(4.5, up(a, b), None, False)
     shots.update(4.6, up(replace(a, state=TrackState.LOST), b), None, False)  # vanishes with no shot in play
     shots.update(5.8, up(b, ended=(a,)), None, False)
     assert shots.gone == [("red", Location.cell_at(5, 2))]
-    shots.gone.clear()
+    shots.gone = []
     striker = tr(3, *PB.space_center(9, 4), at_rest=True, location=Location.cell_at(9, 4), seen=8.0)
     shots.update(8.0, up(b, striker), None, False)
     (shot,) = shots.update(8.1, up(b, replace(striker, y=striker.y - 60, at_rest=False)), None, False)

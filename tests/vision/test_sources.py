@@ -14,7 +14,7 @@ from clocks import GatedClock, LockstepClock, VirtualClock
 
 import vision.sources as sources
 from rules.errors import InputError
-from vision.config import PipelineConfig
+from vision.config import SourceConfig
 from vision.sources import FileSource, LiveSource, SystemClock, open_source
 from vision.video_io import VideoError, VideoWriter
 
@@ -37,22 +37,22 @@ def decoded(clip):
 
 
 def test_file_source_gives_every_frame_with_presentation_times(clip, decoded):
-    frames = list(open_source(str(clip), PipelineConfig()).frames())
+    frames = list(open_source(str(clip), SourceConfig()).frames())
     assert len(frames) == FRAMES and frames[0].t == 0.0
     assert np.allclose(np.diff([f.t for f in frames]), 1 / 30, atol=1e-3)
     assert [f.t for f in frames] == [f.t for f in decoded]
 
 
 def test_a_live_source_waits_on_the_system_clock_unless_given_one(clip):
-    assert isinstance(open_source(str(clip), PipelineConfig(), live=True).clock, SystemClock)
+    assert isinstance(open_source(str(clip), SourceConfig(), live=True).clock, SystemClock)
     clock = VirtualClock()
-    assert open_source(str(clip), PipelineConfig(), live=True, clock=clock).clock is clock
-    assert open_source("http://127.0.0.1:9/live.mp4", PipelineConfig(), clock=clock).clock is clock
+    assert open_source(str(clip), SourceConfig(), live=True, clock=clock).clock is clock
+    assert open_source("http://127.0.0.1:9/live.mp4", SourceConfig(), clock=clock).clock is clock
 
 
 def test_a_file_played_live_is_paced_at_its_presentation_times(clip, decoded):
     clock = LockstepClock(start=100.0)
-    source = clock.follow(open_source(str(clip), PipelineConfig(), live=True, clock=clock))
+    source = clock.follow(open_source(str(clip), SourceConfig(), live=True, clock=clock))
     assert isinstance(source, LiveSource)
     frames = list(source.frames())
     times = [f.t for f in decoded]
@@ -69,7 +69,7 @@ def test_a_file_played_live_is_paced_at_its_presentation_times(clip, decoded):
 def test_the_pacing_waits_do_not_depend_on_the_consumer(clip, decoded):
     """A plain virtual clock: the reader runs free, the consumer gets some frames, the waits are the file's."""
     clock = VirtualClock()
-    source = open_source(str(clip), PipelineConfig(), live=True, clock=clock)
+    source = open_source(str(clip), SourceConfig(), live=True, clock=clock)
     frames = list(source.frames())
     times = [f.t for f in decoded]
     assert clock.waits[0] == 0.0 and clock.waits[1:] == pytest.approx(np.diff(times).tolist(), abs=1e-9)
@@ -81,7 +81,7 @@ def test_the_pacing_waits_do_not_depend_on_the_consumer(clip, decoded):
 def test_in_lockstep_a_slow_consumer_still_gets_every_frame(clip, decoded):
     """The consumer asks for frame k+1 only once the reader has decoded frame k+2 and is held back by it."""
     clock = LockstepClock()
-    source = clock.follow(open_source(str(clip), PipelineConfig(), live=True, clock=clock))
+    source = clock.follow(open_source(str(clip), SourceConfig(), live=True, clock=clock))
     frames = []
     for frame in source.frames():
         frames.append(frame)
@@ -96,7 +96,7 @@ def test_in_lockstep_a_slow_consumer_still_gets_every_frame(clip, decoded):
 
 def test_a_consumer_that_falls_behind_gets_the_newest_frame(clip, decoded):
     clock = GatedClock()
-    source = open_source(str(clip), PipelineConfig(), live=True, clock=clock)
+    source = open_source(str(clip), SourceConfig(), live=True, clock=clock)
     frames = source.frames()
     clock.allow(1)  # the reader may release frame 0 only
     first = next(frames)
@@ -115,7 +115,7 @@ def test_a_consumer_that_falls_behind_gets_the_newest_frame(clip, decoded):
 
 def test_closing_the_frames_early_lets_a_held_reader_stop(clip):
     clock = LockstepClock()
-    source = clock.follow(open_source(str(clip), PipelineConfig(), live=True, clock=clock))
+    source = clock.follow(open_source(str(clip), SourceConfig(), live=True, clock=clock))
     frames = source.frames()
     for _ in range(3):
         clock.wait_until_stalled(after=next(frames).t)
@@ -148,7 +148,7 @@ def test_a_lost_stream_is_retried_with_back_off_and_keeps_times_increasing(decod
                            refused])
     warnings = []
     clock = VirtualClock()
-    source = LiveSource("cam", feed, PipelineConfig(), lambda t, m: warnings.append((t, m)), clock=clock)
+    source = LiveSource("cam", feed, SourceConfig(), lambda t, m: warnings.append((t, m)), clock=clock)
     frames = []
     with pytest.raises(InputError) as error:
         for frame in source.frames():
@@ -175,7 +175,7 @@ def test_a_feed_that_never_opens_is_an_error_after_the_retries():
     warnings = []
     clock = VirtualClock()
     feed = _scripted_feed([([], "connection refused")] * 5)
-    source = LiveSource("rtsp://table", feed, PipelineConfig(), lambda t, m: warnings.append((t, m)), clock=clock)
+    source = LiveSource("rtsp://table", feed, SourceConfig(), lambda t, m: warnings.append((t, m)), clock=clock)
     with pytest.raises(InputError) as error:
         list(source.frames())
     assert str(error.value) == ("source rtsp://table never opened after 4 retries (connection refused); "
@@ -189,7 +189,7 @@ def test_a_feed_that_never_opens_is_an_error_after_the_retries():
 def test_a_stream_url_that_never_opens_is_an_error_after_the_retries():
     warnings = []
     clock = VirtualClock()
-    config = PipelineConfig(stream_retries=2, stream_backoff_s=0.05, stream_open_timeout_s=1.0)
+    config = SourceConfig(stream_retries=2, stream_backoff_s=0.05, stream_open_timeout_s=1.0)
     source = open_source("http://127.0.0.1:9/live.mp4", config, on_warning=lambda t, m: warnings.append(m),
                          clock=clock)
     with pytest.raises(InputError, match="never opened after 2 retries"):
@@ -227,7 +227,7 @@ def test_a_camera_without_capture_times_is_stamped_by_the_clock(decoded, monkeyp
     monkeypatch.setattr(sources, "cv2", SimpleNamespace(VideoCapture=Capture,
                                                         CAP_PROP_POS_MSEC=sources.cv2.CAP_PROP_POS_MSEC))
     warnings = []
-    source = open_source("0", PipelineConfig(stream_retries=1), on_warning=lambda t, m: warnings.append(m),
+    source = open_source("0", SourceConfig(stream_retries=1), on_warning=lambda t, m: warnings.append(m),
                          clock=clock)
     frames = []
     with pytest.raises(InputError, match=r"^source camera 0 was lost after 1 retries \(camera 0 cannot be opened\)"):
@@ -244,6 +244,6 @@ def test_a_camera_without_capture_times_is_stamped_by_the_clock(decoded, monkeyp
 
 def test_a_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(VideoError, match="does not exist"):
-        open_source(str(tmp_path / "nope.mp4"), PipelineConfig())
+        open_source(str(tmp_path / "nope.mp4"), SourceConfig())
     with pytest.raises(VideoError, match="does not exist"):
-        open_source(str(tmp_path / "nope.mp4"), PipelineConfig(), live=True)
+        open_source(str(tmp_path / "nope.mp4"), SourceConfig(), live=True)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from rules.events import Location, Place
-from vision.config import PipelineConfig
+from vision.config import SettleConfig, TrackingConfig
 from vision.track import Tracker
 from vision.types import BoardBall, Detection, TrackState
 
@@ -15,7 +15,7 @@ def ball(x, y, colour="red"):
 
 
 def test_rolling_ball_keeps_its_id_and_velocity():
-    tracker = Tracker(PipelineConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig())
     ids = set()
     for i in range(30):
         update = tracker.update(i / 30, [ball(100 + 20 * i, 200)])  # 600 mm/s
@@ -26,7 +26,7 @@ def test_rolling_ball_keeps_its_id_and_velocity():
 
 
 def test_colours_never_swap_when_balls_cross():
-    tracker = Tracker(PipelineConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig())
     for i in range(40):
         update = tracker.update(i / 30, [ball(100 + 10 * i, 300, "red"), ball(500 - 10 * i, 300, "blue")])
     by_colour = {t.colour: t for t in update.tracks}
@@ -35,8 +35,8 @@ def test_colours_never_swap_when_balls_cross():
 
 
 def test_hand_occlusion_is_bridged_and_a_long_loss_ends_the_track():
-    cfg = PipelineConfig(lost_ms=1000)
-    tracker = Tracker(cfg)
+    cfg = TrackingConfig(lost_ms=1000)
+    tracker = Tracker(cfg, SettleConfig())
     for i in range(20):
         update = tracker.update(i / 30, [ball(300, 300)])
     first = update.tracks[0].id
@@ -53,14 +53,14 @@ def test_hand_occlusion_is_bridged_and_a_long_loss_ends_the_track():
 
 
 def test_a_hop_is_followed_with_the_wider_gate():
-    tracker = Tracker(PipelineConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig())
     xs = list(np.full(10, 100.0)) + list(np.linspace(130, 280, 6)) + list(np.full(10, 280.0))
     ids = {t.id for i, x in enumerate(xs) for t in tracker.update(i / 30, [ball(x, 100)]).tracks}
     assert len(ids) == 1
 
 
 def test_single_false_detection_is_never_reported():
-    tracker = Tracker(PipelineConfig(confirm_hits=3))
+    tracker = Tracker(TrackingConfig(confirm_hits=3), SettleConfig())
     update = tracker.update(0.0, [ball(10, 10)])
     update = tracker.update(1 / 30, [])
     assert update.tracks == () and update.ended == ()

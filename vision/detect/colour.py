@@ -15,33 +15,19 @@ pixels around it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import cv2
 import numpy as np
 
-from calibration.profile import PiratenbillardProfile
+from calibration.geometry import Point
 from rules.errors import InputError
-from vision.detect.colour_model import UNKNOWN, ColourModel, ColourModelConfig, bgr_label_table, learn_model
+from vision.config import ColourDetectorConfig, PipelineConfig
+from vision.detect.colour_model import UNKNOWN, ColourModel, bgr_label_table, learn_model
 from vision.mapping import BoardMapper
 from vision.types import Detection
 
 TABLE_MARGIN_MM = 40.0  # look this far beyond the table edge (balls leaving it, gutters)
-
-
-@dataclass(frozen=True)
-class ColourDetectorConfig:
-    analysis_radius_px: float = 5.0  # shrink the frame until the smallest ball has about this radius
-    min_area: float = 0.25  # a blob smaller than this many expected ball areas is noise
-    max_balls_per_blob: int = 4  # a larger blob is a hand, a painted area or a sleeve, not balls
-    unknown_score: float = 0.25  # score cap of a ball whose colour matches no player
-    refine: bool = True  # re-centre each ball on full-resolution pixels
-    one_ball_radius: float = 1.4  # a blob inside a circle this many ball radii wide is one ball, however full
-
-    def __post_init__(self) -> None:
-        if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or self.max_balls_per_blob < 1:
-            raise InputError("colour detector: analysis_radius_px >= 2, 0 < min_area < 1, max_balls_per_blob >= 1")
 
 
 class ColourDetector:
@@ -78,30 +64,27 @@ class ColourDetector:
 
     @classmethod
     def learn(cls, image: np.ndarray, mapper: BoardMapper, players: Sequence[str],
-              seats: Mapping[str, int] | None = None, model_config: ColourModelConfig = ColourModelConfig(),
-              config: ColourDetectorConfig = ColourDetectorConfig()) -> "ColourDetector":
+              samples_mm: Mapping[str, Sequence[Point]] | None = None,
+              config: PipelineConfig = PipelineConfig()) -> ColourDetector:
         """A detector whose colours are learned from `image`, the first frame of a game.
 
-        Piratenbillard (`seats`: player -> seat): every starting space of a
-        player's seat is taken to hold that player's ball. Star Cluster Ball
-        starts with the balls in hand, so the players keep their nominal
-        colours; the table in `image` still teaches the background.
+        `samples_mm` (player -> board points known to hold that player's balls on this frame, from the
+        game's `colour_samples`) teach the players' colours; a player without any keeps their nominal
+        colour. The rest of the table in `image` teaches the background.
         """
         known: dict[str, list[tuple[float, float, float]]] = {}
-        profile = mapper.profile
-        if seats and isinstance(profile, PiratenbillardProfile):
-            for player, seat in seats.items():
-                cells = np.array([profile.space_center(r, c) for r, c in profile.starting_cells(seat)], float)
-                if len(cells):
-                    uv = mapper.ball_centre_px(cells)
-                    radii = mapper.ball_radius_px(cells)
-                    known[player] = [(float(u), float(v), float(r)) for (u, v), r in zip(uv, radii)]
+        for player, points in (samples_mm or {}).items():
+            cells = np.array(points, float)
+            if len(cells):
+                uv = mapper.ball_centre_px(cells)
+                radii = mapper.ball_radius_px(cells)
+                known[player] = [(float(u), float(v), float(r)) for (u, v), r in zip(uv, radii)]
         h, w = image.shape[:2]
         table = np.zeros((h, w), np.uint8)
         poly = mapper.table_polygon_px(0.0)
         cv2.fillConvexPoly(table, np.round(poly * 16).astype(np.int32), 255, cv2.LINE_8, 4)
-        model = learn_model(image, players, known, table, model_config)
-        return cls(model, mapper, (w, h), config)
+        model = learn_model(image, players, known, table, config.colour_model)
+        return cls(model, mapper, (w, h), config.detector)
 
     def _radius_map(self, w: int, h: int, step: int = 16) -> np.ndarray:
         """Expected ball radius (px) at every pixel of the box, interpolated from a coarse grid."""
@@ -192,8 +175,8 @@ class ColourDetector:
             index, _ = self.model.bin_index(small[y:y + h, x:x + w])
             posterior = float(self.model.posterior[index[sub]].mean())
             # a ball whose whole disc reads as its colour (on a dark gutter, say) covers 1/fill expected areas,
-            # more than 1.6: it is split only when the blob does not fit in one ball's circle
-            several = n > 1.6 and not _one_disc(sub, r, cfg.one_ball_radius)
+            # more than `split_area`: it is split only when the blob does not fit in one ball's circle
+            several = n > cfg.split_area and not _one_disc(sub, r, cfg.one_ball_radius)
             centres = self._split(sub, r, n) if several else [(cx - x, cy - y)]
             share = min(1.0, n / len(centres))
             for px, py in centres:
@@ -201,7 +184,7 @@ class ColourDetector:
                 radius = r / self.scale
                 if cfg.refine and len(centres) == 1:
                     u, v = self._refine(image, u, v, radius, label)
-                score = float(np.clip(posterior * min(1.0, share / 0.6), 0, 1))
+                score = float(np.clip(posterior * min(1.0, share / cfg.full_score_share), 0, 1))
                 colour = self.model.name_of(label)
                 if label == UNKNOWN:
                     score = min(score, cfg.unknown_score)
@@ -212,7 +195,7 @@ class ColourDetector:
         """Centres of touching balls in one blob: the distance transform's well-separated peaks."""
         padded = np.pad(sub.astype(np.uint8), 1)
         dist = cv2.distanceTransform(padded, cv2.DIST_L2, 3)[1:-1, 1:-1]
-        peaks = (dist >= cv2.dilate(dist, np.ones((3, 3), np.uint8))) & (dist >= 0.35 * r)
+        peaks = (dist >= cv2.dilate(dist, np.ones((3, 3), np.uint8))) & (dist >= self.config.peak_radius_fraction * r)
         ys, xs = np.nonzero(peaks)
         order = np.argsort(-dist[ys, xs])
         chosen: list[tuple[float, float]] = []
@@ -270,7 +253,7 @@ def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.nda
     only: the same numbers (whole-number sums, one division), at a fraction of the cost on a sparse mask."""
     count, comp = cv2.connectedComponents(binary, connectivity=8, ltype=cv2.CV_32S)
     ys, xs = np.nonzero(binary)
-    ids = comp[ys, xs]
+    ids = np.asarray(comp, np.int32)[ys, xs]
     area = np.bincount(ids, minlength=count)
     x0, y0 = np.full(count, binary.shape[1], np.int64), np.full(count, binary.shape[0], np.int64)
     x1, y1 = np.full(count, -1, np.int64), np.full(count, -1, np.int64)

@@ -32,6 +32,7 @@ import cv2
 import numpy as np
 
 from rules.errors import InputError
+from vision.config import ColourModelConfig
 
 QUANT = 2  # 8-bit L, a*, b* are shifted right by 2 for the lookup table: 64^3 bins
 LBINS = 8  # lightness bands of the class histograms
@@ -53,25 +54,6 @@ NOMINAL_BGR: dict[str, tuple[int, int, int]] = {
     "purple": (150, 40, 120),
     "pink": (180, 105, 255),
 }
-
-
-@dataclass(frozen=True)
-class ColourModelConfig:
-    min_lightness: int = 18  # 8-bit L (0..255); darker pixels carry no usable chroma
-    max_lightness: int = 245  # brighter: a highlight or glare
-    smoothing_bins: float = 1.5  # Gaussian blur of learned histograms, in hue / saturation bins
-    nominal_smoothing_bins: float = 3.0  # nominal colours are guesses: blur them more
-    support: float = 0.03  # a bin belongs to a player if its density is at least this fraction of the peak
-    background_ratio: float = 10.0  # ... and beats the background's times this (the table far outweighs the balls)
-    unknown_chroma: float = 20.0  # CIELAB chroma C* above which an unexplained pixel is "unknown"
-    ring_weight: float = 0.15  # share of the background's samples taken from around the known balls
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.min_lightness < self.max_lightness <= 255:
-            raise InputError("colour model: need 0 <= min_lightness < max_lightness <= 255")
-        if self.support <= 0 or self.background_ratio <= 0 or self.smoothing_bins < 0 or not 0 <= self.ring_weight < 1:
-            raise InputError("colour model: support and background_ratio must be > 0, smoothing >= 0, "
-                             "0 <= ring_weight < 1")
 
 
 @dataclass(frozen=True)
@@ -139,7 +121,7 @@ def _histogram(lab: np.ndarray, sigma: float, cfg: ColourModelConfig) -> np.ndar
     lab = np.asarray(lab, np.uint8).reshape(-1, 3)
     keep = (lab[:, 0] >= cfg.min_lightness) & (lab[:, 0] <= cfg.max_lightness)
     band, hue, sat, _ = _features(lab[keep])
-    hist = np.zeros((LBINS, HBINS, SBINS), np.float32)
+    hist: np.ndarray = np.zeros((LBINS, HBINS, SBINS), np.float32)
     np.add.at(hist, (band, hue, sat), 1.0)
     if sigma > 0:
         pad = int(np.ceil(3 * sigma))

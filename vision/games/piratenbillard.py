@@ -1,0 +1,111 @@
+"""Piratenbillard above its rules: a shot starts when a ball leaves the space it rested in, the
+starting rows teach the players' colours, and the board's rows and columns are numbered on screen."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, cast
+
+from calibration.geometry import Point
+from calibration.piratenbillard_profile import PiratenbillardProfile
+from calibration.profile import TableProfile
+from rules.errors import InputError
+from rules.events import Event, GameStart, Location, Place, PlayerSpec, ShotStarted, Snapshot
+from vision.config import SettleConfig, ShotConfig
+from vision.games import PlaceLabel
+from vision.shots import Play
+from vision.types import Track, TrackState
+
+SEATS = {2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}  # players of a run without a session file, by count
+ROW_LABEL = (-0.45, (-5, 5))  # row numbers: this many pitches west of the grid, nudged (px at 720p)
+COL_LABEL = (0.3, (-5, 0))  # column numbers: this many pitches north of the grid
+
+
+class PiratenbillardShots:
+    """A ball that had come to rest in a space and moves more than `leave_space_fraction` pitches away from its
+    resting point starts a shot, struck from that space."""
+
+    def __init__(self, profile: PiratenbillardProfile, shots: ShotConfig, settle: SettleConfig) -> None:
+        self.settle = settle
+        self.limit = shots.leave_space_fraction * profile.pitch_mm
+        self._rest: dict[int, Track] = {}  # the track as it last lay at rest in a space
+
+    def starts(self, t: float, tracks: tuple[Track, ...], play: Play) -> list[Event]:
+        events: list[Event] = self._struck_out_of_sight(t, tracks, play)
+        for tr in tracks:
+            if tr.state is not TrackState.CONFIRMED:
+                continue
+            rest = self._rest.get(tr.id)
+            if tr.at_rest and tr.location is not None and tr.location.place is Place.CELL:
+                if rest is None or math.hypot(tr.x - rest.x, tr.y - rest.y) <= self.limit:
+                    self._rest[tr.id] = tr
+                continue
+            if rest is not None and math.hypot(tr.x - rest.x, tr.y - rest.y) > self.limit:
+                del self._rest[tr.id]
+                if not play.shot_open:
+                    play.shot_open = True
+                    events.append(ShotStarted(t=t, player=tr.colour, ball_from=rest.location))
+        return events
+
+    def forget(self, track_id: int) -> Location | None:
+        rest = self._rest.pop(track_id, None)
+        return rest.location if rest is not None else None
+
+    def _struck_out_of_sight(self, t: float, tracks: tuple[Track, ...], play: Play) -> list[Event]:
+        """A hard strike can outrun the tracker: the resting track is lost and the ball reappears
+        rolling far away as a new track. A lost resting track plus a rolling one of its colour more
+        than the leave-space limit from it is that ball leaving its space."""
+        if play.shot_open:
+            return []
+        rolling = [tr for tr in tracks if tr.state is TrackState.CONFIRMED and not tr.at_rest
+                   and math.hypot(tr.vx, tr.vy) > self.settle.motion_speed_mm_s]
+        for tr in tracks:
+            rest = self._rest.get(tr.id)
+            if tr.state is not TrackState.LOST or rest is None:
+                continue
+            if any(o.colour == tr.colour and o.id not in self._rest
+                   and math.hypot(o.x - rest.x, o.y - rest.y) > self.limit for o in rolling):
+                del self._rest[tr.id]
+                play.struck.add(tr.id)
+                play.shot_open = True
+                return [ShotStarted(t=t, player=tr.colour, ball_from=rest.location)]
+        return []
+
+
+@dataclass(frozen=True)
+class Piratenbillard:
+    name: str = "piratenbillard"
+    default_players: tuple[str, ...] = ("red", "blue")
+    watches_play_line: bool = False
+
+    def default_session(self, players: tuple[str, ...]) -> tuple[Event, ...]:
+        """The players by colour at the usual seats for their number (two face each other)."""
+        seats = SEATS.get(len(players))
+        if seats is None:
+            raise InputError(f"Piratenbillard needs 2 to 4 players, got {len(players)} in --players")
+        return (GameStart(t=0.0, players=tuple(PlayerSpec(pid, seat=s) for pid, s in zip(players, seats))),)
+
+    def shot_watch(self, profile: TableProfile, shots: ShotConfig, settle: SettleConfig) -> PiratenbillardShots:
+        return PiratenbillardShots(cast(PiratenbillardProfile, profile), shots, settle)
+
+    def colour_samples(self, profile: TableProfile, seats: dict[str, int]) -> dict[str, list[Point]]:
+        """Every starting space of a player's seat holds that player's ball on the first frame."""
+        board = cast(PiratenbillardProfile, profile)
+        return {player: [board.space_center(r, c) for r, c in board.starting_cells(seat)]
+                for player, seat in seats.items()}
+
+    def place_labels(self, profile: TableProfile) -> tuple[PlaceLabel, ...]:
+        p = cast(PiratenbillardProfile, profile)
+        grid = p.grid
+        rows = tuple(PlaceLabel(str(row), (grid.x_min + p.pitch_mm * ROW_LABEL[0], p.space_center(row, 0)[1]),
+                                *ROW_LABEL[1]) for row in range(p.rows))
+        cols = tuple(PlaceLabel(str(col), (p.space_center(0, col)[0], grid.y_max + p.pitch_mm * COL_LABEL[0]),
+                                *COL_LABEL[1]) for col in range(p.cols))
+        return rows + cols
+
+    def chain_length(self, decision: dict[str, Any], before: Snapshot | None, after: Snapshot) -> int:
+        return 0  # Piratenbillard scores captures and secured balls, never chains
+
+
+GAME = Piratenbillard()
