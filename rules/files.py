@@ -107,15 +107,20 @@ def decode_json_lines(lines: Iterable[str], name: str, *, fix: str = JSON_LINES_
     return rows
 
 
-def read_json(path: str | Path, what: str, *, fix: str, error: type[InputError] = InputError) -> Any:
-    """One whole JSON file, decoded; a missing, unreadable or invalid file raises `error` naming it and `fix`."""
+def read_text(path: str | Path, what: str, *, fix: str, error: type[InputError] = InputError) -> str:
+    """A whole UTF-8 text file; a missing or unreadable one raises `error` naming it and `fix`."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise error(f"{what} {path} does not exist; {fix}") from None
     except (OSError, UnicodeDecodeError) as problem:
         raise error(f"{what} {path} cannot be read as JSON ({problem}); {fix}") from None
+
+
+def read_json(path: str | Path, what: str, *, fix: str, error: type[InputError] = InputError) -> Any:
+    """One whole JSON file, decoded; a missing, unreadable or invalid file raises `error` naming it and `fix`."""
+    text = read_text(path, what, fix=fix, error=error)
     try:
         return json.loads(text)
     except json.JSONDecodeError as problem:

@@ -15,8 +15,10 @@ from typing import Any
 
 from .errors import InputError
 from .events import UMPIRE_INPUTS, Event, LogError, parse_event
+from .files import decode_json_lines, read_text
 
 UMPIRE_TYPES = frozenset(cls.TYPE for cls in UMPIRE_INPUTS)
+FIX = "give JSON lines of umpire events (docs/events.md) or a truth.json"
 
 
 @dataclass(frozen=True)
@@ -27,13 +29,7 @@ class Session:
 
 def load_session(path: str | Path) -> Session:
     """Read a session file; any problem is one InputError line naming the file and the entry."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"session file {path} does not exist; check the path") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"session file {path} cannot be read ({error}); pass a UTF-8 JSON-lines file") from None
+    text = read_text(path, "session file", fix=FIX)
     config: Any = {}
     try:
         whole = json.loads(text)
@@ -42,11 +38,7 @@ def load_session(path: str | Path) -> Session:
         else:
             rows = [whole]
     except json.JSONDecodeError:
-        try:
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as error:
-            raise InputError(f"session file {path}: not JSON lines ({error.msg}); one umpire event per line") \
-                from None
+        rows = [row for _, row in decode_json_lines(text.splitlines(), f"session file {path}", fix=FIX)]
     if not isinstance(config, dict):
         raise InputError(f"session file {path}: 'config' must be an object of game settings")
     events = []

@@ -32,7 +32,7 @@ def test_json_lines_carry_no_config(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ('{"type": "round_start", "t": 0}\n{"type": "game_start", "t": 1, "players": []}\n', "entry 2"),
-    ('{"type": "round_start", "t": 0}\nnot json\n', "not JSON lines"),
+    ('{"type": "round_start", "t": 0}\nnot json\n', "line 2: not valid JSON"),
     ('{"events": [], "config": [1]}', "'config' must be an object"),
 ])
 def test_a_bad_session_file_is_a_clear_error(tmp_path, text, message):
