@@ -262,6 +262,10 @@ class RunWriter:
         stream.write(json_line(data))
         stream.flush()
 
+    @property
+    def closed(self) -> bool:
+        return all(stream.closed for stream in self._streams)
+
     def close(self) -> None:
         for stream in self._streams:
             stream.close()

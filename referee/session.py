@@ -181,7 +181,7 @@ class RefereeSession:
     """One match being refereed; see the module docstring."""
 
     def __init__(self, setup: Setup, source: FrameSource, writer: RunWriter, pipeline: VisionPipeline,
-                 say: Say | None = None) -> None:
+                 say: Say | None = None, progress: bool = False) -> None:
         self.setup = setup
         self.source = source
         self.writer = writer
@@ -200,7 +200,8 @@ class RefereeSession:
         self._last_t = 0.0
         self._closed = False
         self._summary: RunSummary | None = None
-        self.progress = False  # show the annotating's progress bar
+        self._changed = False  # the engine was fed or a flag raised since the state was last published
+        self.progress = progress  # show the annotating's progress bar
         self.annotated: Written | None = None  # the annotated video, when the spec asked for one
         for event in setup.umpire:
             self._queue(event, None)
@@ -214,14 +215,11 @@ class RefereeSession:
         `table_reader` replace the ones the spec names (tests, tools); `clock` paces a live source; `say`
         hears the warnings meant for whoever runs the referee; `progress` shows the annotating's progress."""
         setup = prepare(spec)
-        pending: list[tuple[float, str]] = []  # the source may warn before the session exists
         session: RefereeSession | None = None
 
-        def source_warning(t: float, message: str) -> None:
-            if session is None:
-                pending.append((t, message))
-            else:
-                session._source_warning(t, message)
+        def source_warning(t: float, message: str) -> None:  # a live source warns once its frames are read
+            assert session is not None
+            session._source_warning(t, message)
 
         if source is None:
             source = open_source(spec.source, setup.pipeline.source, live=spec.live, on_warning=source_warning,
@@ -236,13 +234,10 @@ class RefereeSession:
         pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(spec,
                                   setup.pipeline), setup.calibration, table_reader, pose, record_tracks=spec.tracks)
         writer = RunWriter(spec.out, tracks=spec.tracks)
-        session = cls(setup, source, writer, pipeline, say)
-        session.progress = progress
+        session = cls(setup, source, writer, pipeline, say, progress)
         if setup.game.watches_play_line and setup.pose_model is None:
             writer.warning(0.0, POSE_OFF)
             session._say(0.0, POSE_OFF)
-        for t, message in pending:
-            session._source_warning(t, message)
         return session
 
     # ------------------------------------------------------------------ the run
@@ -266,11 +261,11 @@ class RefereeSession:
         self._first_t = frame.t if self._first_t is None else self._first_t
         self._write_source_warnings()
         self._apply_all(self._due(frame.t))
+        self._refresh()
         if not self.pipeline.find_table(frame, self._first_t, self.source.name):
-            self._state = self._snapshot()
             return False
         self._last_t = max(self._last_t, frame.t)
-        seen = self.pipeline.observe(frame, self.engine.standings().to_play)
+        seen = self.pipeline.observe(frame, self._state.standings.to_play)
         if seen.tracked is not None:
             self.writer.frame(seen.tracked.t, seen.tracked.tracks, seen.tracked.detections)
         start = time.perf_counter()
@@ -281,7 +276,7 @@ class RefereeSession:
                 self._apply(item)
         self.times.add("rules", start)
         self._frames += 1
-        self._state = self._snapshot()
+        self._refresh()
         return True
 
     def finish(self) -> RunSummary:
@@ -322,13 +317,18 @@ class RefereeSession:
         return self._summary
 
     def close(self) -> None:
-        """Close the run folder's files (a finished run is closed already); later inputs are refused."""
+        """Close the run folder's files (a finished run is closed already); later inputs are refused. Inputs
+        still waiting (the run stopped on an error) are answered refused and flagged in decisions.jsonl."""
         with self._lock:
             self._closed = True
             waiting, self._inbox = self._inbox, []
-        for *_, future in waiting:
+        for t, _, event, future in sorted(waiting, key=lambda item: item[:2]):
+            reason = "the run ended before the input was applied"
+            if not self.writer.closed:
+                self._warn(max(t, self._last_t), f"umpire input {event.TYPE} at {t:g}s not applied: {reason}; "
+                                                 "please review", review=True)
             if future is not None:
-                future.set_result(Verdict(False, reason="the run ended before the input was applied"))
+                future.set_result(Verdict(False, reason=reason))
         self.writer.close()
 
     def __enter__(self) -> RefereeSession:
@@ -371,7 +371,8 @@ class RefereeSession:
         for event, future in inputs:
             verdict = self._apply(replace(event, t=max(event.t, self._last_t)) if event.t < self._last_t else event)
             if future is not None:
-                future.set_result(verdict or Verdict(False, reason="not an umpire input"))
+                assert verdict is not None  # an umpire input always gets one
+                future.set_result(verdict)
 
     # ------------------------------------------------------------------ one event
 
@@ -400,6 +401,7 @@ class RefereeSession:
                                 f"({refusal}); left out of the event log, please review", review=True)
             return Verdict(False, reason=refusal)
         self.writer.event(event)
+        self._changed = True
         for decision in self.engine.feed(logged):
             self._decided(decision)
         if isinstance(event, (Confirm, Overturn)):
@@ -407,12 +409,14 @@ class RefereeSession:
         return Verdict(True, event_id=logged.id) if umpire else None
 
     def _decided(self, decision: Decision) -> None:
+        self._changed = True
         self.writer.decision(decision)
         self._recent.append(decision)
         if decision.flagged:
             self._review.append(ReviewFlag(decision.t, decision.summary, decision.cause))
 
     def _warn(self, t: float, message: str, review: bool = False) -> None:
+        self._changed = True
         if review:
             self.writer.warning(t, message, review=True)
             self._review.append(ReviewFlag(t, message))
@@ -430,6 +434,14 @@ class RefereeSession:
             waiting, self._source_warnings = self._source_warnings, []
         for t, message in waiting:
             self._warn(t, message)
+
+    def _refresh(self) -> None:
+        """Publish the state: rebuilt from the engine when something was applied or flagged since, else only
+        its time and frame count move on (the engine's standings change only when it is fed)."""
+        if self._changed:
+            self._state, self._changed = self._snapshot(), False
+        elif (self._state.t, self._state.frames) != (self._last_t, self._frames):
+            self._state = replace(self._state, t=self._last_t, frames=self._frames)
 
     def _snapshot(self) -> RefereeState:
         standings = self.engine.standings()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from clocks import LockstepClock
 
-from referee.session import RefereeSession, RunSpec
+from referee.session import RefereeSession, RunSpec, Verdict
 from rules.errors import InputError
 from rules.events import OutOfBallsChoice, RoundEnd, Snapshot, UmpireFoul
 from rules.replay import read_log
@@ -199,11 +199,20 @@ class BreaksOff:
 
 
 def test_a_failure_mid_run_keeps_the_events_already_written(clips, tmp_path):
+    """A source that breaks off: what was written stays a valid log, and an umpire input still waiting is
+    answered refused and flagged, not dropped."""
     folder, truth = clips["piratenbillard"]
+    source = BreaksOff(folder / "video.mp4", 100)
     with pytest.raises(VideoError):
-        referee_run(folder, truth, tmp_path, TruthDetector(truth), source=BreaksOff(folder / "video.mp4", 100))
+        with RefereeSession.open(spec(folder, truth, tmp_path), source=source,
+                                 detector=TruthDetector(truth)) as session:
+            waiting = session.submit(UmpireFoul(t=60.0, player="red"))
+            session.run()
+    assert waiting.result() == Verdict(False, reason="the run ended before the input was applied")
     events = read_log(tmp_path / "events.jsonl")  # what was written is a valid log
     assert [e.TYPE for e in events][:4] == ["game_start", "table_settled", "shot_started", "table_settled"]
+    flagged = lines(tmp_path / "decisions.jsonl", "warning")[-1]
+    assert flagged["review"] and flagged["message"].startswith("umpire input umpire_foul at 60s not applied")
 
 
 def test_bad_input_is_refused_before_anything_is_written(clips, tmp_path):

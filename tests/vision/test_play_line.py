@@ -23,7 +23,8 @@ from simulation.camera import make_camera
 from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.trajectory import SimFrame
-from vision.play_line import PlayLineJudge, PlayLineSettings, body_parts
+from vision.config import PlayLineSettings
+from vision.play_line import PlayLineJudge, body_parts
 from vision.pose import COCO_KEYPOINTS, Keypoint, Person, PoseEstimator
 
 BUILD = Path(__file__).parents[2] / "models/build"
