@@ -3,6 +3,7 @@ path, umpire inputs from another thread, the live state, and bad input."""
 
 import json
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from clocks import LockstepClock
 
 from referee.session import RefereeSession, RunSpec, Verdict
 from rules.errors import InputError
-from rules.events import OutOfBallsChoice, RoundEnd, Snapshot, UmpireFoul
+from rules.events import Confirm, OutOfBallsChoice, RoundEnd, Snapshot, UmpireFoul
 from rules.replay import read_log
 from simulation.make_samples import SEED
 from simulation.realism import Realism
@@ -323,6 +324,38 @@ def test_umpire_inputs_from_another_thread_are_applied_at_the_next_frame_and_ans
     assert [e.t for e in events] == sorted(e.t for e in events)  # the log stays in time order
     assert events[-1].TYPE == "round_end" and summary.frames == len(frames)
     assert summary.state.standings.complete == json.loads((tmp_path / "result.json").read_text())["complete"]
+
+
+def test_a_flagged_call_stays_open_for_review_until_the_umpire_confirms_it(clips, tmp_path):
+    """A call the engine flags (here a settle read with low confidence) is an open review flag in `state()`,
+    naming the event behind it; the umpire's confirm, submitted while the run goes on, closes it."""
+    folder, truth = clips["piratenbillard"]
+    settles = []
+
+    def unsure(settle, image, mapper, detector, previous):
+        snapshot = read_settled(settle, image, mapper, detector, previous)
+        settles.append(snapshot)
+        if len(settles) == 2:
+            snapshot = Snapshot(tuple(replace(b, confidence=0.3) for b in snapshot.balls))
+        return snapshot
+
+    with RefereeSession.open(spec(folder, truth, tmp_path, tracks=False), detector=TruthDetector(truth),
+                             table_reader=unsure) as session:
+        frames = iter(FileSource(folder / "video.mp4").frames())
+        for frame in frames:
+            session.process(frame)
+            if session.state().review:
+                break
+        flags = session.state().review  # the warning and every call made on that reading
+        (cause,) = {flag.cause for flag in flags}
+        assert cause is not None and any("low-confidence snapshot (0.30)" in flag.message for flag in flags)
+        confirmed = session.submit(Confirm(t=frame.t, target=cause, by="A. Umpire", reason="seen on video"))
+        session.process(next(frames))
+        assert confirmed.result().accepted and session.state().review == ()
+        for frame in frames:
+            session.process(frame)
+        session.finish()
+    assert any(e.TYPE == "confirm" and e.target == cause for e in read_log(tmp_path / "events.jsonl"))
 
 
 def test_the_state_shows_scores_turn_round_clock_and_balls_to_play(clips, tmp_path):
