@@ -27,7 +27,7 @@ from calibration.homography import (
 )
 from calibration.profile import TableProfile, load_schema
 from rules.errors import InputError
-from rules.files import write_json_atomically
+from rules.files import loads, non_finite_at, write_json_atomically
 
 
 @dataclass(frozen=True)
@@ -155,9 +155,13 @@ def save_calibration(cal: Calibration, path: str | Path) -> None:
 
 def load_calibration(path: str | Path) -> Calibration:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InputError(f"calibration {path}: cannot read JSON ({error}); run `referee calibrate`") from None
+    bad = non_finite_at(data)  # JSON Schema's "number" takes NaN, Infinity and integers past a float's range
+    if bad is not None:
+        raise InputError(f"calibration {path}: field '{'/'.join(map(str, bad))}' is not a finite number; "
+                         "re-run `referee calibrate`")
     validator = jsonschema.Draft202012Validator(load_schema("calibration.schema.json"))
     problem = next(iter(sorted(validator.iter_errors(data), key=lambda e: len(e.absolute_path))), None)
     if problem is not None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from calibration.geometry import rows3
 from rules.errors import InputError
+from rules.files import loads
 
 
 @dataclass(frozen=True)
@@ -65,27 +66,29 @@ def intrinsics_from_json(data: dict, label: str) -> Intrinsics:
     try:
         k = np.array(data["camera_matrix"], dtype=float)
         d = np.array(data.get("dist_coeffs", []), dtype=float).ravel()
-    except (KeyError, TypeError, ValueError):
+        size = data.get("image_size")
+        image_size = (int(size[0]), int(size[1])) if size else None
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError):  # OverflowError: past a float, Infinity
         raise InputError(
             f"intrinsics {label}: field 'camera_matrix' (3x3) and 'dist_coeffs' (list) are "
-            "required; write them from cv2.calibrateCamera"
+            "required, 'image_size' is [width, height] if given; write them from cv2.calibrateCamera"
         ) from None
-    if k.shape != (3, 3) or k[0, 0] <= 0 or k[1, 1] <= 0 or k[2, 2] != 1 or d.size > 14:
+    if (k.shape != (3, 3) or not (np.isfinite(k).all() and np.isfinite(d).all()) or k[0, 0] <= 0 or k[1, 1] <= 0
+            or k[2, 2] != 1 or d.size > 14):
         raise InputError(
             f"intrinsics {label}: field 'camera_matrix' must be [[fx,0,cx],[0,fy,cy],[0,0,1]] with "
-            "fx, fy > 0 and dist_coeffs at most 14 numbers; fix the file"
+            "fx, fy > 0 and dist_coeffs at most 14 numbers, all finite; fix the file"
         )
-    size = data.get("image_size")
     return Intrinsics(
         camera_matrix=rows3(k),
         dist_coeffs=tuple(float(v) for v in d),
-        image_size=(int(size[0]), int(size[1])) if size else None,
+        image_size=image_size,
     )
 
 
 def load_intrinsics(path: str | Path) -> Intrinsics:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InputError(f"intrinsics {path}: cannot read JSON ({error}); check the path") from None
     if not isinstance(data, dict):

@@ -16,6 +16,7 @@ import numpy as np
 
 from calibration.profile import TableProfile
 from rules.errors import InputError
+from rules.files import loads
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
 CORNER_NAMES = ("near-left", "near-right", "far-right", "far-left")
@@ -74,13 +75,13 @@ def parse_points(text: str) -> tuple[np.ndarray, np.ndarray]:
 
 def read_points_file(path: str) -> tuple[np.ndarray, np.ndarray]:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads(Path(path).read_text(encoding="utf-8"))
         pairs = [(p["image"], p["board"]) for p in data["points"]]
         image = np.array([p[0] for p in pairs], float).reshape(-1, 2)
         board = np.array([p[1] for p in pairs], float).reshape(-1, 2)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InputError(f"points file {path}: cannot read JSON ({error}); check the path") from None
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError):
         raise InputError(
             f'points file {path}: expected {{"points": [{{"image": [u, v], "board": [x, y]}}, ...]}}; fix the file'
         ) from None

@@ -25,7 +25,8 @@ from calibration.geometry import Feature, Markers, Point, ProfileError, Rect, Sp
 from calibration.piratenbillard_profile import PiratenbillardProfile
 from calibration.starcluster_profile import StarClusterProfile
 from rules.errors import InputError
-from rules.events import Location
+from rules.events import Location, shown
+from rules.files import loads, non_finite_at
 
 # game name -> its profile kind; a kind builds itself from its JSON and checks its own geometry
 PROFILE_KINDS: dict[str, type[StarClusterProfile] | type[PiratenbillardProfile]] = {
@@ -76,7 +77,7 @@ def load_profile(source: str | Path) -> TableProfile:
         return parse_profile(json.loads(text), f"default {name}")
     path = Path(source)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ProfileError(
             f"profile {path}: file not found; pass a profile JSON file or one of "
@@ -89,11 +90,15 @@ def load_profile(source: str | Path) -> TableProfile:
 
 def parse_profile(data: Any, label: str) -> TableProfile:
     """Validate parsed JSON and build the profile; `label` names it in errors."""
-    if not isinstance(data, dict) or data.get("game") not in PROFILE_KINDS:
+    if not isinstance(data, dict) or not isinstance(data.get("game"), str) or data["game"] not in PROFILE_KINDS:
         raise ProfileError(
             f"profile {label}: field 'game' must be one of {', '.join(DEFAULT_PROFILES)}; "
             "say which game the table is for"
         )
+    bad = non_finite_at(data)  # JSON Schema's "number" takes NaN, Infinity and integers past a float's range
+    if bad is not None:
+        raise ProfileError(f"profile {label}: field '{_field_name(bad)}' is {shown(_get(data, bad))}, not a finite "
+                           "number; give it in mm (see docs/formats.md)")
     _check_schema(data, f"{data['game']}_profile.schema.json", f"profile {label}")
     profile = PROFILE_KINDS[data["game"]].from_json(data)
     profile.check(label)
@@ -123,6 +128,12 @@ def _check_schema(data: Any, schema_name: str, label: str) -> None:
     if len(message) > 160:
         message = message[:157] + "..."
     raise ProfileError(f"{label}: field '{field or '(top level)'}': {message}; fix it (see docs/formats.md)")
+
+
+def _get(data: Any, path: tuple[str | int, ...]) -> Any:
+    for key in path:
+        data = data[key]
+    return data
 
 
 def _field_name(path: Any) -> str:

@@ -258,7 +258,7 @@ def find_clips(folder: Path, page_dir: Path) -> list[Clip]:
             except ValueError:  # another drive: only an absolute link can reach it
                 href = target.as_uri()
             clips.append(Clip(float(entry["start_s"]), float(entry["end_s"]), href))
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, OverflowError) as error:  # OverflowError: an integer past a float
         raise InputError(f"{index}: needs a 'clips' list, each with 'file', 'start_s' and 'end_s' ({error!r}); "
                          "re-run `referee highlights`") from None
     return clips

@@ -17,6 +17,8 @@ which umpire inputs use to point at it. docs/events.md documents every field.
 
 from __future__ import annotations
 
+import math
+import reprlib
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
@@ -26,6 +28,15 @@ from .errors import InputError
 
 class LogError(InputError):
     """A malformed event: the message names the line, the field and the fix."""
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlong = 3, 60, 60, 40
+
+
+def shown(value: Any) -> str:
+    """A value from a file, for an error message: its repr, cut short (a long string, a deep list)."""
+    return _SHOWN.repr(value)
 
 
 class Place(str, Enum):
@@ -62,6 +73,14 @@ class Location:
                 raise ValueError("'position' counts from 1 and 'slot' from 0")
         if self.place is Place.CELL and (self.row is None or self.col is None):
             raise ValueError("a cell location needs 'row' and 'col'")
+        # only its own coordinates: locations of one place then always compare (snapshots are sorted)
+        if ((self.place is not Place.SLOT and (self.position is not None or self.slot is not None))
+                or (self.place is not Place.CELL and (self.row is not None or self.col is not None))):
+            own = {Place.SLOT: ("position", "slot"), Place.CELL: ("row", "col")}.get(self.place, ())
+            stray = [key for key in ("position", "slot", "row", "col")
+                     if key not in own and getattr(self, key) is not None]
+            raise ValueError(f"a {self.place.value} location has no {' or '.join(map(repr, stray))}; only a slot has "
+                             "'position' and 'slot', only a cell 'row' and 'col': remove them or fix 'place'")
 
     @staticmethod
     def slot_at(position: int, slot: int) -> "Location":
@@ -87,12 +106,15 @@ class Location:
             place = Place(data.get("place"))
         except ValueError:
             known = ", ".join(p.value for p in Place)
-            raise ValueError(f"{where}.place is {data.get('place')!r}; use one of {known}") from None
+            raise ValueError(f"{where}.place is {shown(data.get('place'))}; use one of {known}") from None
         ints = {}
         for key in ("position", "slot", "row", "col"):
             if key in data:
                 ints[key] = _int(data[key], f"{where}.{key}")
-        return Location(place, **ints)
+        try:
+            return Location(place, **ints)
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
 
     def __str__(self) -> str:
         if self.place is Place.SLOT:
@@ -427,20 +449,17 @@ def _parse(data: Any, line: int | None) -> Event:
     if not isinstance(data, dict):
         raise ValueError("an event must be a JSON object with 'type' and 't'")
     kind = data.get("type")
-    cls = EVENT_TYPES.get(kind)  # type: ignore[arg-type]
+    cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise ValueError(f"unknown event type {kind!r}; use one of {', '.join(sorted(EVENT_TYPES))}")
-    t = data.get("t")
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or t != t or t < 0:
-        raise ValueError(f"'t' must be a number of seconds >= 0, got {t!r}")
-    common: dict[str, Any] = {"t": float(t)}
+        raise ValueError(f"unknown event type {shown(kind)}; use one of {', '.join(sorted(EVENT_TYPES))}")
+    common: dict[str, Any] = {"t": _finite(data.get("t"), "t", "a number of seconds >= 0 (not NaN or Infinity)")}
     event_id = data.get("id", f"L{line}" if line is not None else "")
-    common["id"] = _str(event_id, "id") if event_id else ""
+    common["id"] = _str(event_id, "id") if event_id not in (None, "") else ""
     if "source" in data:
-        try:
-            common["source"] = Source(data["source"])
-        except ValueError:
-            raise ValueError(f"'source' must be 'vision' or 'umpire', got {data['source']!r}") from None
+        source = data["source"]
+        if source not in ("vision", "umpire"):
+            raise ValueError(f"'source' must be 'vision' or 'umpire', got {shown(source)}")
+        common["source"] = Source(source)
     else:
         common["source"] = _DEFAULT_SOURCE[cls.TYPE]
     return cls(**common, **_PARSERS[cls.TYPE](data))
@@ -448,20 +467,34 @@ def _parse(data: Any, line: int | None) -> Event:
 
 def _str(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value:
-        raise ValueError(f"'{name}' must be a non-empty string, got {value!r}")
+        raise ValueError(f"'{name}' must be a non-empty string, got {shown(value)}")
     return value
 
 
 def _int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"'{name}' must be an integer, got {value!r}")
+        raise ValueError(f"'{name}' must be an integer, got {shown(value)}")
     return value
 
 
+def _finite(value: Any, name: str, what: str) -> float:
+    """A finite number >= 0 (`what` says which, for the message): never NaN, Infinity or past a float's range."""
+    number = None
+    if not isinstance(value, bool) and isinstance(value, (int, float)):
+        try:
+            number = float(value)
+        except OverflowError:  # an integer too large for a float
+            pass
+    if number is None or not math.isfinite(number) or number < 0:
+        raise ValueError(f"'{name}' must be {what}, got {shown(value)}")
+    return number
+
+
 def _confidence(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"'{name}' must be a number from 0 to 1, got {value!r}")
-    return float(value)
+    number = _finite(value, name, "a number from 0 to 1")
+    if number > 1.0:
+        raise ValueError(f"'{name}' must be a number from 0 to 1, got {shown(value)}")
+    return number
 
 
 def _optional_str(data: dict[str, Any], key: str) -> str | None:
@@ -478,17 +511,17 @@ def _players(data: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"players[{i}] must be an object with an 'id'")
         side = item.get("side")
         if side is not None and side not in ("right", "left"):
-            raise ValueError(f"players[{i}].side must be 'right' or 'left', got {side!r}")
+            raise ValueError(f"players[{i}].side must be 'right' or 'left', got {shown(side)}")
         seat = item.get("seat")
         if seat is not None and (_int(seat, f"players[{i}].seat") not in (0, 1, 2, 3)):
-            raise ValueError(f"players[{i}].seat must be 0 (south), 1 (west), 2 (north) or 3 (east), got {seat!r}")
+            raise ValueError(f"players[{i}].seat must be 0 (south), 1 (west), 2 (north) or 3 (east), got {shown(seat)}")
         name = item.get("name", "")
         if not isinstance(name, str):
             raise ValueError(f"players[{i}].name must be a string")
         players.append(PlayerSpec(_str(item.get("id"), f"players[{i}].id"), name, side, seat))
     ids = [p.id for p in players]
     if len(set(ids)) != len(ids):
-        raise ValueError(f"player ids must differ, got {ids}")
+        raise ValueError(f"player ids must differ, got {shown(ids)}")
     return {"players": tuple(players)}
 
 
@@ -507,14 +540,14 @@ def _umpire(data: dict[str, Any], need_target: bool) -> dict[str, Any]:
 def _choice(data: dict[str, Any]) -> dict[str, Any]:
     choice = data.get("choice")
     if choice not in OutOfBallsChoice.CHOICES:
-        raise ValueError(f"'choice' must be 'bank' or 'final_sequence', got {choice!r}")
+        raise ValueError(f"'choice' must be 'bank' or 'final_sequence', got {shown(choice)}")
     return {"player": _str(data.get("player"), "player"), "choice": choice}
 
 
 def _umpire_foul(data: dict[str, Any]) -> dict[str, Any]:
     foul = data.get("foul", "interference")
     if foul not in UmpireFoul.FOULS:
-        raise ValueError(f"'foul' must be one of {', '.join(UmpireFoul.FOULS)}, got {foul!r}")
+        raise ValueError(f"'foul' must be one of {', '.join(UmpireFoul.FOULS)}, got {shown(foul)}")
     free_shot = data.get("free_shot", False)
     if not isinstance(free_shot, bool):
         raise ValueError("'free_shot' must be true or false")
@@ -524,10 +557,7 @@ def _umpire_foul(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _magnitude(data: dict[str, Any]) -> float:
-    value = data.get("magnitude_mm")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ValueError(f"'magnitude_mm' must be a number >= 0, got {value!r}")
-    return float(value)
+    return _finite(data.get("magnitude_mm"), "magnitude_mm", "a number >= 0 (not NaN or Infinity)")
 
 
 _PARSERS: dict[str, Any] = {

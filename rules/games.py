@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from .engine import RulesEngine
 from .errors import InputError
+from .files import loads
 
 
 def _starcluster(config: dict[str, Any]) -> RulesEngine:
@@ -41,9 +42,11 @@ def load_config(path: str | Path) -> dict[str, Any]:
     """Read a game config file (JSON object); the engine's config class validates the fields."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"config file {path} does not exist; check the path") from None
+    except (OSError, UnicodeDecodeError) as error:  # a folder, no permission, not UTF-8
+        raise InputError(f"config file {path} cannot be read ({error}); pass a UTF-8 JSON file") from None
     except json.JSONDecodeError as error:
         raise InputError(f"config file {path} is not valid JSON (line {error.lineno}: {error.msg}); fix the file") from None
     if not isinstance(data, dict):

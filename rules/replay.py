@@ -5,7 +5,11 @@ stops the replay with its line number and no result is produced. Umpire
 inputs are applied here, ahead of the engine: an overturned call is dropped
 from the stream, a corrected snapshot replaces the original, and each appears
 as an UMPIRE decision where the umpire gave it. The original events are never
-rewritten.
+rewritten. Events the engine gets once the game is over score nothing: when a
+shot or a call is among them (play went on: a config with too few rounds?), the
+result's `warnings` say how many there were, from the first such one on (not in
+result.json). Clearing the table and closing the round after the end (ball_lifted,
+ball_placed, table_settled, round_end) is what follows every game: no warning.
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ from typing import Any, Iterable
 from .decisions import Decision, DecisionKind
 from .engine import RulesEngine, Standings
 from .events import (
+    BallLifted,
+    BallPlaced,
     Confirm,
     Event,
     LogError,
     Overturn,
     PlayLineCrossing,
+    RoundEnd,
     SnapshotCorrection,
     TableMovement,
     TableSettled,
@@ -33,6 +40,8 @@ from .games import GAMES, make_engine
 
 # Calls an umpire may overturn; a snapshot is fixed with snapshot_correction instead.
 OVERTURNABLE = (PlayLineCrossing, TableMovement, UmpireFoul)
+# What follows the end of every game (the table cleared, the round closed): no sign that play went on.
+AFTER_THE_END = (BallLifted, BallPlaced, TableSettled, RoundEnd)
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,7 @@ class ReplayResult:
     standings: Standings
     events: tuple[Event, ...]
     config: dict[str, Any]
+    warnings: tuple[str, ...] = ()  # what the replay noticed about the log (events after the end); one line each
 
 
 def read_log(path: str | Path) -> list[Event]:
@@ -127,13 +137,35 @@ def replay(events: list[Event], game: str, config: dict[str, Any] | None = None)
     engine: RulesEngine = make_engine(game, config or {})
     stream, by_id = resolve_umpire_inputs(events)
     decisions: list[Decision] = []
+    ended_at: float | None = None  # when the game (the match) was over
+    unscored: list[Event] = []  # events the engine got after that: they score nothing
     for event in stream:
         if isinstance(event, (Overturn, SnapshotCorrection, Confirm)):
             decisions.append(_umpire_decision(event, by_id[event.target]))
             continue
-        decisions.extend(engine.feed(event))
+        if ended_at is not None:
+            unscored.append(event)
+        fed = engine.feed(event)  # a refused event raises InputError naming it
+        decisions.extend(fed)
+        results = [d.t for d in fed if d.kind in (DecisionKind.GAME_RESULT, DecisionKind.MATCH_RESULT)]
+        if ended_at is None and results and engine.state().complete:  # the engines end a game with its result
+            ended_at = min(results)
+            if event.t > ended_at:  # the clock ran out before this event: it came after the end
+                unscored.append(event)
     decisions.extend(engine.close(events[-1].t))
-    return ReplayResult(game, tuple(decisions), engine.standings(), tuple(events), dict(config or {}))
+    return ReplayResult(game, tuple(decisions), engine.standings(), tuple(events), dict(config or {}),
+                        _after_end_warnings(unscored, ended_at))
+
+
+def _after_end_warnings(unscored: list[Event], ended_at: float | None) -> tuple[str, ...]:
+    """A warning when a shot or a call came after the end: the events from it on were not scored."""
+    play = [i for i, event in enumerate(unscored) if not isinstance(event, AFTER_THE_END)]
+    if not play or ended_at is None:
+        return ()
+    first = unscored[play[0]]
+    return ((f"{len(unscored) - play[0]} event(s) after the game ended at t={ended_at:.2f}s were not scored "
+             f"(first: {first.id or 'an event'} {first.TYPE} at {first.t:.2f}s); if play went on, check the game "
+             "config"),)
 
 
 def _umpire_decision(event: Overturn | SnapshotCorrection | Confirm, target: Event) -> Decision:

@@ -6,6 +6,8 @@ replay are the same text.
 
 from __future__ import annotations
 
+import math
+
 from .decisions import Decision, DecisionKind
 from .games import TITLES
 from .replay import ReplayResult
@@ -20,6 +22,8 @@ CALL_WIDTH = 76  # characters of the call column; longer calls are cut
 
 
 def clock(t: float) -> str:
+    if not math.isfinite(t):  # the log reader refuses such times; never a traceback here all the same
+        return f"{t}"
     minutes, seconds = divmod(t, 60.0)
     return f"{int(minutes):02d}:{seconds:05.2f}"
 
@@ -92,4 +96,5 @@ def render_score_sheet(replayed: ReplayResult, title: str) -> str:
     flagged = sum(1 for d in replayed.decisions if d.flagged)
     if flagged:
         lines.append(f"{flagged} call(s) flagged for the umpire's review")
+    lines.extend(f"Warning: {warning}" for warning in replayed.warnings)
     return "\n".join(lines) + "\n"

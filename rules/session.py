@@ -3,21 +3,23 @@
 Either JSON lines of umpire events, or a JSON object whose `events` list holds
 them (a simulation's truth.json, whose `config` is then the game config the
 match was played under). Observations in a truth file are skipped: vision makes
-its own. docs/pipeline.md, "Umpire inputs".
+its own; any other type (a misspelt umpire input) is an error. docs/pipeline.md,
+"Umpire inputs".
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .events import UMPIRE_INPUTS, Event, LogError, parse_event
-from .files import decode_json_lines, read_text
+from .events import OBSERVATIONS, UMPIRE_INPUTS, Event, LogError, parse_event, shown
+from .files import decode_json_lines, loads, read_text
 
 UMPIRE_TYPES = frozenset(cls.TYPE for cls in UMPIRE_INPUTS)
+OBSERVATION_TYPES = frozenset(cls.TYPE for cls in OBSERVATIONS)  # in a truth file; skipped
 FIX = "give JSON lines of umpire events (docs/events.md) or a truth.json"
 
 
@@ -31,22 +33,32 @@ def load_session(path: str | Path) -> Session:
     """Read a session file; any problem is one InputError line naming the file and the entry."""
     text = read_text(path, "session file", fix=FIX)
     config: Any = {}
+    rows: list[tuple[int, Any]]  # (entry number: the line of JSON lines, the place in a truth's events list)
     try:
-        whole = json.loads(text)
+        whole = loads(text)
+    except json.JSONDecodeError:  # JSON lines (one line is a whole document, so a bad line fails again there)
+        rows = decode_json_lines(text.split("\n"), f"session file {path}", fix=FIX)
+    else:
         if isinstance(whole, dict) and "events" in whole:
-            rows, config = whole.get("events"), whole.get("config") or {}
+            events_list, config = whole.get("events"), whole.get("config") or {}
+            if not isinstance(events_list, list):
+                raise InputError(f"session file {path}: 'events' must be a list of events; {FIX}")
+            rows = list(enumerate(events_list, start=1))
         else:
-            rows = [whole]
-    except json.JSONDecodeError:
-        rows = [row for _, row in decode_json_lines(text.splitlines(), f"session file {path}", fix=FIX)]
+            rows = [(1, whole)]
     if not isinstance(config, dict):
         raise InputError(f"session file {path}: 'config' must be an object of game settings")
     events = []
-    for number, row in enumerate(rows or [], start=1):
-        if isinstance(row, dict) and row.get("type") not in UMPIRE_TYPES:
+    for number, row in rows:
+        kind = row.get("type") if isinstance(row, dict) else None
+        if isinstance(kind, str) and kind in OBSERVATION_TYPES:
             continue  # observations in a truth file: vision makes its own
+        if isinstance(row, dict) and not (isinstance(kind, str) and kind in UMPIRE_TYPES):
+            raise InputError(f"session file {path} entry {number}: unknown type {shown(kind)}; a session holds "
+                             f"umpire inputs ({', '.join(sorted(UMPIRE_TYPES))}), and a truth.json may hold "
+                             f"observations too ({', '.join(sorted(OBSERVATION_TYPES))}), which are skipped")
         try:
-            events.append(replace(parse_event(row), id=row.get("id", "") if isinstance(row, dict) else ""))
+            events.append(parse_event(row))  # keeps the entry's own id, if any (no line id: L<n> is a log's)
         except LogError as error:
             raise InputError(f"session file {path} entry {number}: {error}") from None
     return Session(tuple(events), dict(config))

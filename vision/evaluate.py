@@ -40,6 +40,7 @@ from scipy.optimize import linear_sum_assignment
 from record.run_folder import EVENTS_FILE, RESULT_FILE, TRACKS_FILE, TrackFrame, read_run, track_frame
 from rules.errors import InputError
 from rules.events import Event, LogError, TableSettled, parse_event
+from rules.files import loads
 from rules.replay import replay
 from rules.result import build_result
 
@@ -89,7 +90,7 @@ class Run:
 def load_truth(path: str | Path) -> Truth:
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise EvalError(f"truth file {path} does not exist; pass the truth.json written by referee simulate") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -104,7 +105,7 @@ def load_truth(path: str | Path) -> Truth:
         return Truth(game=data["game"], config=dict(data.get("config") or {}), fps=float(data["fps"]),
                      owners={int(k): v for k, v in data["ball_owners"].items()},
                      frames=tuple(data["frames"]), events=events, result=data["result"])
-    except (KeyError, TypeError, ValueError, LogError) as error:
+    except (KeyError, TypeError, ValueError, OverflowError, LogError) as error:
         raise EvalError(f"truth file {path} is incomplete or malformed ({error!r}); regenerate it "
                         "with referee simulate") from None
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..errors import InputError
+from ..events import shown
 
 STACK_VIOLATIONS = ("foul", "restrike")
 AFTER_END = ("warn", "error")
@@ -42,7 +43,7 @@ class PiratenbillardConfig:
         _choice(values, "after_end", AFTER_END)
         value = values["min_confidence"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-            raise InputError(f"config: 'min_confidence' must be a number from 0 to 1, got {value!r}")
+            raise InputError(f"config: 'min_confidence' must be a number from 0 to 1, got {shown(value)}")
         values["min_confidence"] = float(value)
         return PiratenbillardConfig(**values)
 
@@ -50,10 +51,10 @@ class PiratenbillardConfig:
 def _int_in(values: dict[str, Any], name: str, low: int, high: int) -> None:
     value = values[name]
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(f"config: {name!r} must be an integer from {low} to {high}, got {value!r}")
+        raise InputError(f"config: {name!r} must be an integer from {low} to {high}, got {shown(value)}")
 
 
 def _choice(values: dict[str, Any], name: str, choices: tuple[str, ...]) -> None:
     if values[name] not in choices:
         raise InputError(f"config: {name!r} must be one of {', '.join(repr(c) for c in choices)}, "
-                         f"got {values[name]!r}")
+                         f"got {shown(values[name])}")

@@ -7,10 +7,12 @@ event organiser can pick theirs without touching code.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
+from ..events import shown
 
 SIDES = ("right", "left")
 
@@ -74,7 +76,7 @@ class StarClusterConfig:
 
 
 def _fail(name: str, rule: str, value: Any) -> InputError:
-    return InputError(f"config: '{name}' must be {rule}, got {value!r}")
+    return InputError(f"config: '{name}' must be {rule}, got {shown(value)}")
 
 
 def _int(data: dict[str, Any], name: str, default: int, minimum: int, path: str = "") -> int:
@@ -86,9 +88,13 @@ def _int(data: dict[str, Any], name: str, default: int, minimum: int, path: str 
 
 def _num(data: dict[str, Any], name: str, default: float, minimum: float, path: str = "") -> float:
     value = data.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < minimum:
-        raise _fail(path + name, f"a number >= {minimum:g}", value)
-    return float(value)
+    try:  # an integer too large for a float overflows; NaN and Infinity are no durations or distances
+        number = float(value) if not isinstance(value, bool) and isinstance(value, (int, float)) else math.nan
+    except OverflowError:
+        number = math.nan
+    if not math.isfinite(number) or number < minimum:
+        raise _fail(path + name, f"a finite number >= {minimum:g}", value)
+    return number
 
 
 def _bool(data: dict[str, Any], name: str, default: bool, path: str = "") -> bool:
