@@ -67,8 +67,13 @@ This module imports `rules` only: no numpy, no OpenCV, no vision or review code.
 
 from __future__ import annotations
 
+import fcntl
+import json
 import math
+import os
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
 from typing import IO, Any, Iterable, Sequence
 
@@ -92,6 +97,11 @@ ANNOTATED_FILE = "annotated.mp4"
 HIGHLIGHTS_DIR = "highlights"
 HIGHLIGHTS_INDEX_FILE = "index.json"  # in HIGHLIGHTS_DIR: the clips and what each shows
 HIGHLIGHTS_REEL_FILE = "reel.mp4"  # in HIGHLIGHTS_DIR: the clips joined
+MANIFEST_FILE = "manifest.json"  # what the run was started with (record.manifest)
+INPUTS_DIR = "inputs"  # copies of the run's input files, named in the manifest
+HISTORY_FILE = "history.jsonl"  # one line per start, resume and stop of a referee on the folder
+LOCK_FILE = "run.lock"  # held (flock) by the one process writing the folder
+TORN_SUFFIX = ".torn"  # FILE.torn: a torn last line set aside before a resumed run appends to FILE
 
 CORRECTION_TYPES = (Confirm, Overturn, SnapshotCorrection, UmpireFoul)
 TRACKS_LINE = ('{"t": T, "tracks": [[id, colour, x, y, u, v], ...], '
@@ -199,20 +209,99 @@ TrackRow = Sequence[Any]  # (id, colour, x, y, u, v): u, v None when unknown
 DetectionRow = Sequence[Any]  # (colour, u, v, radius, x, y, score)
 
 
-class RunWriter:
-    """Writes a run folder as the run goes: one flushed line per event, call, warning and frame."""
+class WriteMode(Enum):
+    """How a RunWriter treats the files already in its folder."""
 
-    def __init__(self, folder: str | Path, *, tracks: bool = False) -> None:
+    NEW = "new"  # the files must not exist yet: they are created, never truncated
+    VERIFY = "verify"  # a run resumed from its start: each line it makes again must equal the line recorded,
+    #                    then it appends (a file source replayed frame for frame)
+    APPEND = "append"  # a run resumed from where it stopped: lines go after the recorded ones (a live source)
+
+
+class RecordMismatch(RunFolderError):
+    """A resumed run made a line that differs from the one recorded: the inputs or the software changed."""
+
+
+class _LineFile:
+    """One JSON-lines file of the run folder, written one flushed line at a time in a WriteMode."""
+
+    def __init__(self, path: Path, mode: WriteMode) -> None:
+        self.path = path
+        self.recorded = 0  # lines already in the file when it was opened (VERIFY and APPEND)
+        self.checked = 0  # VERIFY: recorded lines made again and found equal
+        self._old: IO[bytes] | None = None
+        self._out: IO[str] | None = None
+        if mode is WriteMode.NEW:
+            try:
+                self._out = path.open("x", encoding="utf-8")
+            except FileExistsError:
+                raise RunFolderError(f"{path} exists already; a run never writes over a recorded file: resume the "
+                                     "run (--resume) or start afresh (--fresh)") from None
+            return
+        if path.exists():
+            set_aside_torn_tail(path)
+            with path.open("rb") as stream:
+                self.recorded = sum(1 for _ in stream)
+        if mode is WriteMode.VERIFY and self.recorded:
+            self._old = path.open("rb")
+
+    @property
+    def catching_up(self) -> bool:
+        return self._old is not None and self.checked < self.recorded
+
+    def write(self, line: str) -> None:
+        if self._old is not None:
+            old = self._old.readline()
+            if old:
+                self.checked += 1
+                if old != line.encode("utf-8"):
+                    self._old.close()
+                    self._old = None
+                    raise RecordMismatch(
+                        f"{self.path} line {self.checked} differs from what the referee makes of the same frames "
+                        "now (the video, an input or the referee changed since the run was recorded); nothing "
+                        "was written: start afresh with --fresh (the recorded run is kept beside it)")
+                return
+            self._old.close()
+            self._old = None
+        if self._out is None:
+            self._out = self.path.open("a", encoding="utf-8")
+        self._out.write(line)
+        self._out.flush()
+
+    @property
+    def closed(self) -> bool:
+        return self._old is None and (self._out is None or self._out.closed)
+
+    def close(self) -> None:
+        for stream in (self._old, self._out):
+            if stream is not None:
+                stream.close()
+        self._old = None
+
+
+class RunWriter:
+    """Writes a run folder as the run goes: one flushed line per event, call, warning and frame.
+
+    `mode` NEW creates the files (a file already there is an error: nothing is ever truncated); VERIFY and
+    APPEND continue a recorded run (see WriteMode; a torn last line is first set aside by
+    `set_aside_torn_tail`). `lines` counts the events of the whole log, recorded ones included.
+    """
+
+    def __init__(self, folder: str | Path, *, tracks: bool = False, mode: WriteMode = WriteMode.NEW) -> None:
         self.dir = Path(folder)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.mode = mode
+        if mode is WriteMode.NEW:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        elif not self.dir.is_dir():
+            raise RunFolderError(f"run folder {self.dir} does not exist; there is no run to resume")
         self.events_path = self.dir / EVENTS_FILE
         self.decisions_path = self.dir / DECISIONS_FILE
         self.tracks_path: Path | None = self.dir / TRACKS_FILE if tracks else None
         self.result_path = self.dir / RESULT_FILE
-        self.lines = 0  # events written: the last one is line `lines`, id L<lines>
         self.warnings = 0
         self.frames = 0
-        self._streams: list[IO[str]] = []
+        self._files: list[_LineFile] = []
         try:
             self._events = self._open(self.events_path)
             self._decisions = self._open(self.decisions_path)
@@ -220,54 +309,59 @@ class RunWriter:
         except BaseException:
             self.close()
             raise
+        self.lines = self._events.recorded if mode is WriteMode.APPEND else 0  # the last event is line `lines`
 
-    def _open(self, path: Path) -> IO[str]:
-        stream = path.open("w", encoding="utf-8")
-        self._streams.append(stream)
+    def _open(self, path: Path) -> _LineFile:
+        stream = _LineFile(path, self.mode)
+        self._files.append(stream)
         return stream
+
+    @property
+    def catching_up(self) -> bool:
+        """VERIFY: some recorded lines have not been made again yet."""
+        return any(stream.catching_up for stream in self._files)
+
+    @property
+    def recorded_decision_lines(self) -> int:
+        return self._decisions.recorded
 
     def event(self, event: Event) -> Event:
         """Write one event; return it carrying the id replay will give its line."""
         self.lines += 1
-        self._write(self._events, event.to_json())
+        self._events.write(json_line(event.to_json()))
         return event if event.id else replace(event, id=f"L{self.lines}")
 
     def decision(self, decision: Decision) -> None:
-        self._write(self._decisions, {"type": "decision", **decision.to_json()})
+        self._decisions.write(json_line({"type": "decision", **decision.to_json()}))
 
     def warning(self, t: float, message: str, **fields: Any) -> None:
         self.warnings += 1
-        self._write(self._decisions, {"type": "warning", "t": round(t, 4), "message": message, **fields})
+        self._decisions.write(json_line({"type": "warning", "t": round(t, 4), "message": message, **fields}))
 
     def frame(self, t: float, tracks: Iterable[TrackRow], detections: Iterable[DetectionRow]) -> None:
         """One tracks.jsonl line: the confirmed tracks and the detections of a frame, unrounded."""
         if self._tracks is None:
             raise ValueError("this RunWriter writes no tracks.jsonl; open it with tracks=True")
         self.frames += 1
-        self._write(self._tracks, {
+        self._tracks.write(json_line({
             "t": round(t, 4),
             "tracks": [[id_, colour, round(x, 1), round(y, 1), _round_like_numpy(u), _round_like_numpy(v)]
                        for id_, colour, x, y, u, v in tracks],
             "detections": [[colour, round(u, 1), round(v, 1), round(r, 1), round(x, 1), round(y, 1), round(score, 3)]
                            for colour, u, v, r, x, y, score in detections],
-        })
+        }))
 
     def write_result(self, data: dict[str, Any]) -> Path:
         """result.json, atomically: a reader sees the old file or the whole new one."""
         write_json_atomically(self.result_path, data)
         return self.result_path
 
-    @staticmethod
-    def _write(stream: IO[str], data: dict[str, Any]) -> None:
-        stream.write(json_line(data))
-        stream.flush()
-
     @property
     def closed(self) -> bool:
-        return all(stream.closed for stream in self._streams)
+        return all(stream.closed for stream in self._files)
 
     def close(self) -> None:
-        for stream in self._streams:
+        for stream in self._files:
             stream.close()
 
     def __enter__(self) -> "RunWriter":
@@ -275,6 +369,116 @@ class RunWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def set_aside_torn_tail(path: Path) -> str | None:
+    """Before appending to a line file a killed writer left: a last line with no newline after it that is
+    not complete JSON (a record never finished) is moved, byte for byte, to FILE.torn and cut from FILE;
+    a complete last line only gets its newline. The only bytes a run ever removes from a file, and they
+    are kept. Returns a note saying what was done, or None."""
+    with path.open("rb") as stream:
+        data = stream.read()
+    if not data or data.endswith(b"\n"):
+        return None
+    start = data.rfind(b"\n") + 1
+    tail = data[start:]
+    try:
+        json.loads(tail.decode("utf-8"))
+        complete = True
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        complete = False
+    if complete:
+        with path.open("ab") as stream:
+            stream.write(b"\n")
+        return f"{path.name}: its last line lacked a newline; added one"
+    aside = path.with_name(path.name + TORN_SUFFIX)
+    with aside.open("ab") as stream:
+        stream.write(tail + b"\n")
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.truncate(path, start)
+    return f"{path.name}: set its torn last line ({len(tail)} bytes) aside in {aside.name}"
+
+
+class RunLock:
+    """The run folder's writer lock: an exclusive flock on LOCK_FILE, released when the process ends however
+    it ends (a killed run leaves no stale lock). The file says who holds it, for the refusal message."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.path = Path(folder) / LOCK_FILE
+        self._stream: IO[str] | None = None
+
+    def acquire(self, what: str) -> "RunLock":
+        try:
+            stream = self.path.open("a+", encoding="utf-8")
+        except OSError as error:
+            raise RunFolderError(f"cannot write in run folder {self.path.parent} ({error.strerror or error}); "
+                                 "pick a writable --out folder") from None
+        try:
+            fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            stream.seek(0)
+            holder = stream.read().strip() or "another process"
+            stream.close()
+            raise RunFolderError(f"run folder {self.path.parent} is being written by {holder}; wait for it to "
+                                 "finish (or stop it), or use another --out folder") from None
+        stream.seek(0)
+        stream.truncate()  # the lock file's own text only: who holds it now
+        stream.write(f"{what} (pid {os.getpid()}, since {_now()})\n")
+        stream.flush()
+        self._stream = stream
+        return self
+
+    def release(self) -> None:
+        if self._stream is not None:
+            self._stream.close()  # closing the file releases the flock
+            self._stream = None
+
+
+def append_history(folder: str | Path, entry: dict[str, Any]) -> None:
+    """One line of HISTORY_FILE (what happened to the folder, and when), flushed to disk."""
+    with (Path(folder) / HISTORY_FILE).open("a", encoding="utf-8") as stream:
+        stream.write(json_line({"at": _now(), **entry}))
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def read_history(folder: str | Path) -> tuple[dict[str, Any], ...]:
+    """HISTORY_FILE's lines (a torn last one left out); empty when there is none."""
+    path = Path(folder) / HISTORY_FILE
+    if not path.exists():
+        return ()
+    lines = read_json_lines(path, "history file", torn_tail_ok=True, error=RunFolderError,
+                            fix=f"{JSON_LINES_FIX}; the file is written by `referee run`")
+    return tuple(data for _, data in lines if isinstance(data, dict))
+
+
+def recorded_until(folder: str | Path) -> float | None:
+    """The latest time any line of the folder's events, decisions and tracks files records (their last
+    complete lines are read, not the whole files); None when they record nothing."""
+    latest = None
+    for name in (EVENTS_FILE, DECISIONS_FILE, TRACKS_FILE):
+        path = Path(folder) / name
+        if not path.exists():
+            continue
+        with path.open("rb") as stream:
+            stream.seek(0, os.SEEK_END)
+            size = stream.tell()
+            stream.seek(max(0, size - (1 << 16)))
+            tail = stream.read()
+        for chunk in reversed(tail.split(b"\n")[1 if size > (1 << 16) else 0:]):
+            try:
+                data = json.loads(chunk.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                continue
+            if isinstance(data, dict) and _is_number(data.get("t")) and math.isfinite(data["t"]):
+                latest = data["t"] if latest is None else max(latest, data["t"])
+                break
+    return latest
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _round_like_numpy(value: float | None) -> float | None:
@@ -467,6 +671,9 @@ def result_problem(data: Any) -> str | None:
             return f"decisions[{i}].breakdown is not a list of {{\"label\", \"points\"}} lines"
     if not isinstance(data.get("config", {}), dict):
         return "field 'config' is not an object"
+    stopped = data.get("stopped", {"reason": "", "t": 0})
+    if not (isinstance(stopped, dict) and isinstance(stopped.get("reason"), str) and _is_number(stopped.get("t"))):
+        return "field 'stopped' is not an object with a string 'reason' and a number 't'"
     return None
 
 

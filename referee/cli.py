@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as error:
         print(f"referee: error: {error}", file=sys.stderr)
         return error.exit_code
+    except KeyboardInterrupt:  # before a run has set its own Ctrl-C handling (a run finishes its record)
+        print("referee: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -20,17 +20,36 @@ person, never written into the replayable event log.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
+from enum import Enum
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from calibration.calibrate import Calibration, load_calibration, save_calibration
-from calibration.profile import TableProfile, load_profile
-from record.run_folder import ANNOTATED_FILE, CALIBRATION_FILE, RunWriter
+from calibration.profile import DEFAULT_PROFILES, TableProfile, load_profile
+from record.manifest import Manifest, copy_input, read_manifest, sha256_file, write_manifest
+from record.run_folder import (
+    ANNOTATED_FILE,
+    CALIBRATION_FILE,
+    DECISIONS_FILE,
+    EVENTS_FILE,
+    RESULT_FILE,
+    TRACKS_FILE,
+    RecordMismatch,
+    RunFolder,
+    RunWriter,
+    WriteMode,
+    append_history,
+    read_result,
+    read_run,
+    recorded_until,
+)
 from rules.decisions import Decision
 from rules.engine import EngineState, RulesEngine, Standings
 from rules.errors import InputError
@@ -44,6 +63,9 @@ from vision.games import GameVision, game_vision
 from vision.pipeline import DetectorFactory, PipelineWarning, StageTimes, TableReader, VisionPipeline
 from vision.sources import Clock, FrameSource, open_source
 from vision.video_io import Frame
+
+from . import __version__
+from .claim import STARTS, Claim, claim_folder
 
 if TYPE_CHECKING:
     from review.annotate import Written
@@ -73,10 +95,25 @@ class RunSpec:
     pose_model: Path | None = None  # None: models/build/yolo11n-pose.onnx, built by `make models`
     tracks: bool = True  # write tracks.jsonl (for `referee eval` and the review video)
     annotate: bool = False  # after the run, write annotated.mp4 (needs a video file)
+    start: str = "new"  # "new": --out must hold no run; "resume": continue the run in --out with the settings
+    #                      it was started with (its manifest); "fresh": move a run in --out aside, start anew
 
     @property
     def is_stream(self) -> bool:
         return self.source.isdigit() or "://" in self.source
+
+    @property
+    def source_kind(self) -> str:
+        return "camera" if self.source.isdigit() else "stream" if "://" in self.source else "file"
+
+    @property
+    def write_mode(self) -> WriteMode:
+        """How the run folder's files are written: a resumed file run is refereed again from its first frame
+        and checked line by line against the record (so it continues exactly as if never stopped); a resumed
+        live run rebuilds the match from events.jsonl and goes on from the feed."""
+        if self.start != "resume":
+            return WriteMode.NEW
+        return WriteMode.APPEND if self.is_stream or self.live else WriteMode.VERIFY
 
 
 @dataclass(frozen=True)
@@ -91,10 +128,18 @@ class Setup:
     pipeline: PipelineConfig
     umpire: tuple[Event, ...]  # the session's inputs (or the game's defaults for the players)
     pose_model: Path | None  # None: bodies at the Play Line are not watched
+    manifest: Manifest | None = None  # the manifest of the run being resumed
 
 
 def prepare(spec: RunSpec) -> Setup:
-    """Load every input of `spec` and check it; any problem is an InputError naming it."""
+    """Load every input of `spec` and check it; any problem is an InputError naming it. A resumed run's
+    settings come from its folder's manifest (`spec` then names only the folder, and the source when it
+    moved). Nothing is written."""
+    if spec.start not in STARTS:
+        raise InputError(f"unknown start {spec.start!r}; use one of {', '.join(STARTS)}")
+    manifest = None
+    if spec.start == "resume":
+        spec, manifest = _resumed_spec(spec)
     if spec.game not in GAMES:
         raise InputError(f"unknown game {spec.game!r}; use one of {', '.join(GAMES)}")
     if spec.annotate and spec.is_stream:
@@ -110,15 +155,93 @@ def prepare(spec: RunSpec) -> Setup:
         rules_config, pipeline = split_config(load_config(spec.config))
     else:  # a truth.json session carries the game config its match was played under (ball count, rounds)
         rules_config, pipeline = (dict(session.config) if session else {}), PipelineConfig()
-    make_engine(spec.game, rules_config)  # the rules config is checked now, not at the first frame
-    umpire = session.events if session else game.default_session(spec.players or game.default_players)
+    engine = make_engine(spec.game, rules_config)  # the rules config is checked now, not at the first frame
+    if session:
+        umpire = session.events
+    else:
+        players = spec.players or game.default_players
+        twice = sorted({p for p in players if players.count(p) > 1})
+        if twice:
+            raise InputError(f"--players lists {', '.join(twice)} twice; give each player's colour once")
+        umpire = game.default_session(players)
+    starts = [event for event in umpire if isinstance(event, GameStart)]
+    named = f"session file {spec.session}" if session else f"--players {','.join(spec.players or ())}"
+    if not starts:
+        raise InputError(f"{named} has no game_start; add a game_start line naming the players")
+    refusal = engine.check(starts[0])
+    if refusal:
+        raise InputError(f"{named}: {refusal}")
     pose_model = None
     if game.watches_play_line and spec.pose:
         pose_model = spec.pose_model or DEFAULT_POSE_MODEL
         if not pose_model.exists():
             raise InputError(f"pose model {pose_model} is missing; build it with `make models`, or pass --no-pose "
                              "(Play Line fouls by the body are then not watched)")
-    return Setup(spec, game, profile, calibration, rules_config, pipeline, tuple(umpire), pose_model)
+        if manifest is not None and spec.write_mode is WriteMode.VERIFY \
+                and sha256_file(pose_model) != manifest.pose_model_sha256:
+            raise InputError(f"pose model {pose_model} is not the one the run in {spec.out} was started with, so "
+                             "it cannot be continued exactly; start afresh with --fresh")
+    return Setup(spec, game, profile, calibration, rules_config, pipeline, tuple(umpire), pose_model, manifest)
+
+
+def _resumed_spec(spec: RunSpec) -> tuple[RunSpec, Manifest]:
+    """The spec of the run recorded in `spec.out`, from its manifest; `spec.source` (if given) replaces its
+    source: a moved video (the same bytes) or a camera's new address."""
+    folder = spec.out
+    if not folder.is_dir():
+        raise InputError(f"--out {folder} does not exist, so there is no run to resume; drop --resume to start one")
+    manifest = read_manifest(folder)
+    source = spec.source or manifest.source
+    if manifest.source_kind == "file":
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"the run's video {source} is not there; pass the video (moved or copied) as SOURCE")
+        if sha256_file(path) != manifest.source_sha256:
+            raise InputError(f"{source} is not the video the run in {folder} was started with (its content "
+                             "differs); pass that video as SOURCE, or start afresh with --fresh")
+        result = folder / RESULT_FILE
+        if result.exists() and "stopped" not in read_result(result):
+            raise InputError(f"the run in {folder} finished: it refereed {source} to its end, so there is nothing "
+                             "to resume; start afresh with --fresh to referee the video again")
+    resumed = RunSpec(source, manifest.game, folder, profile=manifest.input_path(folder, "profile"),
+                      calibration=manifest.input_path(folder, "calibration"),
+                      config=manifest.input_path(folder, "config"), session=manifest.input_path(folder, "session"),
+                      players=manifest.players, detector=manifest.detector, live=manifest.live, pose=manifest.pose,
+                      pose_model=Path(manifest.pose_model) if manifest.pose_model else None, tracks=manifest.tracks,
+                      annotate=manifest.annotate, start="resume")
+    if RunSpec(source, "", folder).source_kind != manifest.source_kind:
+        raise InputError(f"SOURCE {source} is a {resumed.source_kind}, but the run was started on a "
+                         f"{manifest.source_kind}; pass the run's own kind of source")
+    return resumed, manifest
+
+
+def _manifest(setup: Setup, folder: Path) -> Manifest:
+    """Copy the run's input files into the folder and describe the run (record.manifest)."""
+    spec = setup.spec
+    inputs = {}
+    profile = spec.profile or spec.game
+    if str(profile) in DEFAULT_PROFILES:
+        shipped = resources.files("calibration.profiles").joinpath(DEFAULT_PROFILES[str(profile)])
+        inputs["profile"] = copy_input(folder, "profile", str(profile), shipped.read_bytes(), ".json")
+    else:
+        inputs["profile"] = copy_input(folder, "profile", str(profile), Path(profile).read_bytes(), Path(profile).suffix)
+    for role, path in (("calibration", spec.calibration), ("config", spec.config), ("session", spec.session)):
+        if path is not None:
+            inputs[role] = copy_input(folder, role, str(path), path.read_bytes(), path.suffix)
+    model = setup.pose_model
+    return Manifest(
+        game=spec.game, source=spec.source, source_kind=spec.source_kind,
+        source_sha256=sha256_file(spec.source) if spec.source_kind == "file" else None, live=spec.live,
+        detector=spec.detector, pose=spec.pose, pose_model=None if model is None else str(model),
+        pose_model_sha256=None if model is None else sha256_file(model), tracks=spec.tracks, annotate=spec.annotate,
+        players=spec.players, rules_config=setup.rules_config, inputs=inputs, referee_version=__version__,
+        created_at=_utc_now())
+
+
+def _utc_now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)
@@ -163,6 +286,21 @@ class RefereeState:
         return max(0.0, e.round_length_s - played) if e.clock_counts_down else played
 
 
+class StopReason(Enum):
+    """Why a run stopped before its source ended; result.json's "stopped" says it (docs/result.md)."""
+
+    INTERRUPTED = "interrupted"  # Ctrl-C (SIGINT): the CLI exits 130
+    TERMINATED = "terminated"  # SIGTERM: exit 143
+    SOURCE_LOST = "source_lost"  # a live feed did not come back in time (exit 2)
+    ERROR = "error"  # anything else that stopped the run (exit 1 or 2)
+
+
+@dataclass(frozen=True)
+class Stop:
+    reason: StopReason
+    message: str = ""
+
+
 @dataclass(frozen=True)
 class RunSummary:
     frames: int
@@ -171,6 +309,8 @@ class RunSummary:
     state: RefereeState
     times: StageTimes
     warnings: int
+    stopped: Stop | None = None  # None: the source ended (the whole video, or a stream that finished)
+    caught_up: bool = True  # False: a resumed run stopped before it was past what was recorded already
 
     @property
     def standings(self) -> Standings:
@@ -181,8 +321,10 @@ class RefereeSession:
     """One match being refereed; see the module docstring."""
 
     def __init__(self, setup: Setup, source: FrameSource, writer: RunWriter, pipeline: VisionPipeline,
-                 say: Say | None = None, progress: bool = False) -> None:
+                 say: Say | None = None, progress: bool = False, claim: Claim | None = None,
+                 record: RunFolder | None = None) -> None:
         self.setup = setup
+        self.claim = claim
         self.source = source
         self.writer = writer
         self.pipeline = pipeline
@@ -203,7 +345,18 @@ class RefereeSession:
         self._changed = False  # the engine was fed or a flag raised since the state was last published
         self.progress = progress  # show the annotating's progress bar
         self.annotated: Written | None = None  # the annotated video, when the spec asked for one
-        for event in setup.umpire:
+        self._stop: Stop | None = None  # asked to stop (a signal, the console): the run ends at the next frame
+        self._gaps: list[tuple[float, float]] = []  # feed gaps not yet tied to the settle after them
+        self._gaps_seen = 0  # of the source's `gaps` (a live source's outages), those written so far
+        self._restart_gaps: list[tuple[float, float]] = []  # a resumed live feed: the time the referee was down
+        self._shift: float | None = None  # a resumed live feed: added to its times, so the match clock goes on
+        self._resumed_at: float | None = None  # a resumed live run: the last time the record held
+        self._record_mtime = 0.0  # a resumed live run: when its record was last written (wall clock)
+        umpire = setup.umpire
+        if record is not None and record.events:
+            self._restore(record)
+            umpire = tuple(event for event in umpire if event.t > self._last_t)  # the rest were answered
+        for event in umpire:
             self._queue(event, None)
         self._state = self._snapshot()
 
@@ -215,45 +368,118 @@ class RefereeSession:
         `table_reader` replace the ones the spec names (tests, tools); `clock` paces a live source; `say`
         hears the warnings meant for whoever runs the referee; `progress` shows the annotating's progress."""
         setup = prepare(spec)
+        spec = setup.spec
         session: RefereeSession | None = None
 
         def source_warning(t: float, message: str) -> None:  # a live source warns once its frames are read
             assert session is not None
             session._source_warning(t, message)
 
-        if source is None:
-            source = open_source(spec.source, setup.pipeline.source, live=spec.live, on_warning=source_warning,
-                                 clock=clock)
-        pose = None
-        if setup.pose_model is not None:
-            from vision.pose import PoseEstimator
-            from vision.pose_watch import PoseWatch
+        what = f"referee run {spec.source}"
+        claim = None
+        record = None
+        start_t = None
+        try:
+            if spec.start == "resume":  # the folder is locked before its record is read
+                claim = claim_folder(spec.out, spec.start, what)
+                if spec.write_mode is WriteMode.APPEND and _holds_events(spec.out):
+                    record = read_run(spec.out, tracks=False)
+                    until = recorded_until(spec.out) if spec.live else None
+                    start_t = None if until is None else until + 1e-6  # the frames after the last one recorded
+            if source is None:
+                source = open_source(spec.source, setup.pipeline.source, live=spec.live, on_warning=source_warning,
+                                     clock=clock, start_t=start_t)
+            if claim is None:  # a new run: its folder is taken only once every input has been read
+                claim = claim_folder(spec.out, spec.start, what)
+                write_manifest(spec.out, _manifest(setup, spec.out))
+            pose = None
+            if setup.pose_model is not None:
+                from vision.pose import PoseEstimator
+                from vision.pose_watch import PoseWatch
 
-            pose = PoseWatch(PoseEstimator(setup.pose_model, setup.pipeline.pose.pose_threads), setup.profile,
-                             setup.pipeline.pose, setup.pipeline.play_line)
-        pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(spec,
-                                  setup.pipeline), setup.calibration, table_reader, pose, record_tracks=spec.tracks)
-        writer = RunWriter(spec.out, tracks=spec.tracks)
-        session = cls(setup, source, writer, pipeline, say, progress)
-        if setup.game.watches_play_line and setup.pose_model is None:
+                pose = PoseWatch(PoseEstimator(setup.pose_model, setup.pipeline.pose.pose_threads), setup.profile,
+                                 setup.pipeline.pose, setup.pipeline.play_line)
+            pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(
+                                      spec, setup.pipeline), setup.calibration, table_reader, pose,
+                                      record_tracks=spec.tracks)
+            writer = RunWriter(spec.out, tracks=spec.tracks, mode=spec.write_mode)
+        except BaseException:
+            if claim is not None:
+                claim.release()
+            raise
+        try:
+            session = cls(setup, source, writer, pipeline, say, progress, claim, record)
+        except BaseException:
+            writer.close()
+            claim.release()
+            raise
+        entry: dict[str, Any] = {"event": "resumed" if spec.start == "resume" else "started", "pid": os.getpid(),
+                                 "referee_version": __version__, "source": spec.source,
+                                 "mode": spec.write_mode.value}
+        if claim.moved_aside is not None:
+            entry["moved_aside"] = str(claim.moved_aside)
+        if session._resumed_at is not None:
+            entry["from_t"] = session._resumed_at
+        append_history(spec.out, entry)
+        if setup.game.watches_play_line and setup.pose_model is None and record is None:
             writer.warning(0.0, POSE_OFF)
             session._say(0.0, POSE_OFF)
         return session
 
+    def stop(self, reason: StopReason, message: str = "") -> None:
+        """Ask the run to stop at the next frame and finish its record (result.json marked "stopped"). Safe
+        from a signal handler or another thread: it only sets a flag and wakes a live source."""
+        if self._stop is None:
+            self._stop = Stop(reason, message)
+        stop_source = getattr(self.source, "stop", None)
+        if stop_source is not None:
+            stop_source()
+
     # ------------------------------------------------------------------ the run
 
     def run(self, on_frame: Callable[[Frame, RefereeState], None] | None = None) -> RunSummary:
-        """Referee the source to its end, then `finish`."""
-        stream: Iterator[Frame] = iter(self.source.frames())
-        while True:
-            start = time.perf_counter()
-            frame = next(stream, None)
-            self.times.add("decode", start)
-            if frame is None:
-                break
-            if self.process(frame) and on_frame is not None:
-                on_frame(frame, self._state)
-        return self.finish()
+        """Referee the source to its end (or until `stop`), then `finish`. A run that fails on the way still
+        finishes its record (result.json marked "stopped") before the error goes up."""
+        try:
+            stream: Iterator[Frame] = iter(self._frames_from_source())
+            while self._stop is None:
+                start = time.perf_counter()
+                frame = next(stream, None)
+                self.times.add("decode", start)
+                if frame is None or self._stop is not None:
+                    break
+                if self.process(frame) and on_frame is not None:
+                    on_frame(frame, self._state)
+        except RecordMismatch:
+            raise  # the record and this run disagree: nothing more is written
+        except InputError as error:
+            self._finish_after_error(StopReason.SOURCE_LOST if self.source.live else StopReason.ERROR, str(error))
+            raise
+        except BaseException as error:
+            self._finish_after_error(StopReason.ERROR, f"{type(error).__name__}: {error}")
+            raise
+        return self.finish(self._stop)
+
+    def _frames_from_source(self) -> Iterator[Frame]:
+        """The source's frames; a resumed live feed's times are moved on past what the record holds, by the
+        wall time the referee was down, and that downtime is a feed gap."""
+        for frame in self.source.frames():
+            if self._resumed_at is not None and self.setup.spec.is_stream:
+                if self._shift is None:
+                    down = max(0.0, time.time() - self._record_mtime)
+                    self._shift = self._resumed_at + max(down, 1e-3) - frame.t
+                    self._restart_gaps.append((self._resumed_at, frame.t + self._shift))
+                frame = Frame(frame.index, frame.t + self._shift, frame.image)
+            yield frame
+
+    def _finish_after_error(self, reason: StopReason, message: str) -> None:
+        """Keep what was recorded readable after an error: result.json marked stopped, when there is a match."""
+        if self._summary is not None or self.pipeline.calibration is None or self._first_t is None:
+            return
+        try:
+            self.finish(Stop(reason, message))
+        except Exception as second:  # the first error is the one to report; this one is said, not lost
+            self._say(self._last_t, f"could not finish the record after the error: {second}")
 
     def process(self, frame: Frame) -> bool:
         """One frame: the umpire inputs due by its time, then what vision sees on it. False while the table's
@@ -279,37 +505,56 @@ class RefereeSession:
         self._refresh()
         return True
 
-    def finish(self) -> RunSummary:
+    def finish(self, stop: Stop | None = None) -> RunSummary:
         """The source has ended: apply the umpire inputs still waiting, let the rules finish (the round clock),
-        write result.json and the calibration (and the annotated video when asked for)."""
+        write result.json and the calibration (and the annotated video when asked for).
+
+        With `stop` the match is not over: inputs still waiting and the round clock are left to a resumed
+        run (`--resume`), and result.json (the replay of what was recorded) says "stopped". A resumed run
+        stopped before it got past the record writes nothing: the record is as it was."""
         if self._summary is not None:
             return self._summary
         self._write_source_warnings()
         name = self.source.name
-        if self._first_t is None:
-            raise InputError(f"source {name} gave no frames; check the video or the stream")
-        if self.pipeline.calibration is None:
-            raise InputError(f"no table markers found in {name}; point the camera at the table or pass --calibration")
-        with self._lock:
-            self._closed = True
-            rest = [(event, future) for _, _, event, future in sorted(self._inbox, key=lambda item: item[:2])]
-            self._inbox = []
-        self._apply_all(rest)
-        for decision in self.engine.close(self._last_t):
-            self._decided(decision)
-        self._state = self._snapshot()
-        self._summary = RunSummary(self._frames, self._first_t, self._last_t, self._state, self.times,
-                                   self.writer.warnings)
-        self.writer.close()
         spec = self.setup.spec
-        replayed = replay(read_log(self.writer.events_path), spec.game, self.setup.rules_config)
-        source_info: dict[str, Any] = {"video": spec.source, "events": str(self.writer.events_path),
-                                       "frames": self._frames}
-        if self.setup.game.watches_play_line:  # were Play Line fouls by the body watched?
-            source_info.update({"pose": "on"} if self.setup.pose_model else {"pose": "off", "warnings": [POSE_OFF]})
-        self.writer.write_result(build_result(replayed, source_info))
-        save_calibration(self.pipeline.calibration, spec.out / CALIBRATION_FILE)  # the review tools draw with it
-        if spec.annotate:
+        if stop is None and self._first_t is None:
+            raise InputError(f"source {name} gave no frames; check the video or the stream")
+        if stop is None and self.pipeline.calibration is None:
+            raise InputError(f"no table markers found in {name}; point the camera at the table or pass --calibration")
+        caught_up = not self.writer.catching_up
+        if stop is None:
+            with self._lock:
+                self._closed = True
+                rest = [(event, future) for _, _, event, future in sorted(self._inbox, key=lambda item: item[:2])]
+                self._inbox = []
+            self._apply_all(rest)
+            for decision in self.engine.close(self._last_t):
+                self._decided(decision)
+        self._state = self._snapshot()
+        self._summary = RunSummary(self._frames, self._first_t or 0.0, self._last_t, self._state, self.times,
+                                   self.writer.warnings, stop, caught_up)
+        left = self._refuse_waiting() if stop is not None else []
+        self.writer.close()
+        history: dict[str, Any] = {"event": "finished" if stop is None else "stopped", "t": round(self._last_t, 4),
+                                   "frames": self._frames}
+        if stop is not None:
+            history.update(reason=stop.reason.value, message=stop.message, caught_up=caught_up, waiting=left)
+        if caught_up and self.writer.lines:
+            replayed = replay(read_log(self.writer.events_path), spec.game, self.setup.rules_config)
+            source_info: dict[str, Any] = {"video": spec.source, "events": str(self.writer.events_path),
+                                           "frames": self._frames}
+            if self.setup.game.watches_play_line:  # were Play Line fouls by the body watched?
+                source_info.update({"pose": "on"} if self.setup.pose_model else {"pose": "off",
+                                                                                  "warnings": [POSE_OFF]})
+            result = build_result(replayed, source_info)
+            if stop is not None:
+                result["stopped"] = {"reason": stop.reason.value, "t": round(self._last_t, 4),
+                                     "message": stop.message}
+            self.writer.write_result(result)
+        if self.pipeline.calibration is not None and caught_up:
+            save_calibration(self.pipeline.calibration, spec.out / CALIBRATION_FILE)  # the review tools draw with it
+        append_history(spec.out, history)
+        if spec.annotate and stop is None:
             from review.annotate import annotate, open_review
 
             self.annotated = annotate(open_review(spec.out, spec.source, profile=spec.profile),
@@ -317,19 +562,36 @@ class RefereeSession:
         return self._summary
 
     def close(self) -> None:
-        """Close the run folder's files (a finished run is closed already); later inputs are refused. Inputs
-        still waiting (the run stopped on an error) are answered refused and flagged in decisions.jsonl."""
+        """Close the run folder's files (a finished run is closed already) and give up its lock; later inputs
+        are refused. Inputs still waiting (the run stopped on an error) are answered refused and flagged in
+        decisions.jsonl."""
+        left = self._refuse_waiting()
+        self.writer.close()
+        if self.claim is not None:
+            if self._summary is None:  # stopped on an error before anything could be finished
+                append_history(self.setup.spec.out, {"event": "stopped", "reason": StopReason.ERROR.value,
+                                                     "t": round(self._last_t, 4), "frames": self._frames,
+                                                     "waiting": left})
+            self.claim.release()
+            self.claim = None
+
+    def _refuse_waiting(self) -> list[str]:
+        """Answer the inputs still waiting as refused: a console's are flagged for review in decisions.jsonl;
+        a session file's stay in that file for a resumed run to apply, and are returned (described)."""
         with self._lock:
             self._closed = True
             waiting, self._inbox = self._inbox, []
+        left = []
         for t, _, event, future in sorted(waiting, key=lambda item: item[:2]):
+            if future is None:
+                left.append(f"{event.TYPE} at {t:g}s")
+                continue
             reason = "the run ended before the input was applied"
-            if not self.writer.closed:
+            if not self.writer.closed and not self.writer.catching_up:
                 self._warn(max(t, self._last_t), f"umpire input {event.TYPE} at {t:g}s not applied: {reason}; "
                                                  "please review", review=True)
-            if future is not None:
-                future.set_result(Verdict(False, reason=reason))
-        self.writer.close()
+            future.set_result(Verdict(False, reason=reason))
+        return left
 
     def __enter__(self) -> RefereeSession:
         return self
@@ -404,6 +666,13 @@ class RefereeSession:
         self._changed = True
         for decision in self.engine.feed(logged):
             self._decided(decision)
+        if isinstance(event, TableSettled) and self._gaps:
+            spans = ", ".join(f"{start:.2f}-{end:.2f}s" for start, end in self._gaps)
+            self._gaps = []
+            message = (f"feed gap {spans} before the table settled at {event.t:.2f}s: what was played during it was "
+                       "not seen, the shot is scored from the tables before and after; please review")
+            self.writer.warning(event.t, message, review=True, cause=logged.id)
+            self._review.append(ReviewFlag(event.t, message, logged.id))
         if isinstance(event, (Confirm, Overturn)):
             self._review = [flag for flag in self._review if flag.cause != event.target]
         return Verdict(True, event_id=logged.id) if umpire else None
@@ -415,13 +684,13 @@ class RefereeSession:
         if decision.flagged:
             self._review.append(ReviewFlag(decision.t, decision.summary, decision.cause))
 
-    def _warn(self, t: float, message: str, review: bool = False) -> None:
+    def _warn(self, t: float, message: str, review: bool = False, **fields: Any) -> None:
         self._changed = True
         if review:
-            self.writer.warning(t, message, review=True)
+            self.writer.warning(t, message, review=True, **fields)
             self._review.append(ReviewFlag(t, message))
         else:
-            self.writer.warning(t, message)
+            self.writer.warning(t, message, **fields)
 
     def _source_warning(self, t: float, message: str) -> None:
         """A live source's reader thread warns (a dropped connection): written by the refereeing thread."""
@@ -430,10 +699,54 @@ class RefereeSession:
         self._say(t, message)
 
     def _write_source_warnings(self) -> None:
+        """The source's warnings and feed gaps (a live source's reader thread adds to both), written here by
+        the refereeing thread; a gap also flags the next settle for review."""
         with self._lock:
             waiting, self._source_warnings = self._source_warnings, []
+        gaps = getattr(self.source, "gaps", [])
+        shift = self._shift or 0.0  # a resumed feed's times are moved on (`_frames_from_source`); so are its gaps
+        new = self._restart_gaps + [(start + shift, end + shift) for start, end in gaps[self._gaps_seen:]]
+        self._gaps_seen = len(gaps)
+        self._restart_gaps = []
         for t, message in waiting:
-            self._warn(t, message)
+            self._warn(t + shift, message)
+        for start, end in new:
+            self._say(start, f"feed gap {start:.2f}-{end:.2f}s")
+            self._warn(start, f"feed gap {start:.2f}-{end:.2f}s ({end - start:.1f}s without frames): what "
+                              "happened on the table meanwhile was not seen", gap=[round(start, 4), round(end, 4)])
+            self._gaps.append((start, end))
+
+    def _restore(self, record: RunFolder) -> None:
+        """A resumed live run: the match as recorded, from events.jsonl through the engine (checked and fed as
+        the run did), the vision's prior from the same events, the calls missing at the end of decisions.jsonl
+        (the run was killed between an event and its calls) written now, and the open review flags."""
+        decided: list[Decision] = []
+        for event in record.events:
+            refusal = self.engine.check(event)
+            if refusal:
+                raise RecordMismatch(f"{self.writer.events_path} {event.id}: the rules engine refuses it now "
+                                     f"({refusal}); the run cannot be continued, start afresh with --fresh")
+            self.pipeline.note(event)
+            decided += self.engine.feed(event)
+        recorded = sum(1 for line in record.decision_lines if line["type"] == "decision")
+        for decision in decided[recorded:]:
+            self.writer.decision(decision)
+        resolved = {e.target for e in record.events if isinstance(e, (Confirm, Overturn))}
+        for decision in decided:
+            self._recent.append(decision)
+            if decision.flagged and decision.cause not in resolved:
+                self._review.append(ReviewFlag(decision.t, decision.summary, decision.cause))
+        for line in record.warnings:
+            if line.get("review") and line.get("cause") not in resolved:
+                cause = line.get("cause")
+                self._review.append(ReviewFlag(line["t"], line["message"], cause if isinstance(cause, str) else None))
+        self._review.sort(key=lambda flag: flag.t)
+        until = recorded_until(record.dir)
+        self._last_t = max(record.events[-1].t, until if until is not None else 0.0)
+        self._resumed_at = self._last_t
+        self._record_mtime = max((record.dir / name).stat().st_mtime for name in (EVENTS_FILE, DECISIONS_FILE,
+                                 TRACKS_FILE) if (record.dir / name).exists())
+        self._changed = True
 
     def _refresh(self) -> None:
         """Publish the state: rebuilt from the engine when something was applied or flagged since, else only
@@ -448,6 +761,11 @@ class RefereeSession:
         return RefereeState(self.setup.spec.game, self._last_t, self._frames, standings,
                             self.engine.state() if standings.players else None, tuple(self._recent),
                             tuple(self._review))
+
+
+def _holds_events(folder: Path) -> bool:
+    path = folder / EVENTS_FILE
+    return path.exists() and any(line.strip() for line in path.read_bytes().split(b"\n"))
 
 
 def _named_detector(spec: RunSpec, config: PipelineConfig) -> DetectorFactory:

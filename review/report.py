@@ -352,6 +352,10 @@ def _result_html(original: dict[str, Any], result: dict[str, Any], run: Run, nam
     else:
         headline = "no winner yet"
     state = "Complete" if result["complete"] else "Not complete: the log stops mid-game, scores so far"
+    stopped = result.get("stopped")
+    if isinstance(stopped, dict):  # the run was stopped before its source ended (docs/record.md)
+        state += (f" (the run was stopped at {stopped.get('t', 0):.1f}s: {stopped.get('reason', '')}; "
+                  "`referee run --resume` continues it)")
     scores = "".join(f'<div class="score">{_player(p, names, colours)}<b>{result["final_scores"].get(p, 0)}</b></div>'
                      for p in names)
     rounds = []

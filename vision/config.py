@@ -21,18 +21,29 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from calibration.monitor import MonitorSettings
 from rules.errors import InputError
+from rules.events import shown
 
 
 class ConfigError(InputError):
     """A pipeline setting that cannot be used; the message names it by its path."""
 
 
+def _fits_a_float(value: float) -> bool:
+    """A number the stages can compute with: a float, or an integer no larger than a float holds."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
 def _check_numbers(section: Any, name: str) -> None:
     """Every number of a section is finite and >= 0 (thresholds, counts, times)."""
     for f in fields(section):
         value = getattr(section, f.name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and not 0 <= value < float("inf"):
-            raise ConfigError(f"pipeline config: '{name}.{f.name}' must be a number >= 0, got {value!r}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+                _fits_a_float(value) and 0 <= value < float("inf")):
+            raise ConfigError(f"pipeline config: '{name}.{f.name}' must be a number >= 0, got {shown(value)}")
 
 
 @dataclass(frozen=True)
@@ -274,12 +285,19 @@ class PlayLineSettings:
 class SourceConfig:
     """Live sources: a camera or a stream (vision/sources.py)."""
 
-    stream_retries: int = 4  # reconnect attempts before a stream counts as gone
-    stream_backoff_s: float = 0.25  # first wait before reconnecting; doubles each try
+    stream_reconnect_s: float = 300.0  # a lost feed is tried again until no frame has come for this long, then gone
+    stream_backoff_s: float = 0.25  # first wait before reconnecting; doubles each try ...
+    stream_backoff_max_s: float = 5.0  # ... up to this
     stream_open_timeout_s: float = 5.0  # a stream that has not answered in this long has failed to open
+    stream_reconnect_at_end: bool = False  # a stream URL that ends normally is reconnected to, not the end of the match
 
     def __post_init__(self) -> None:
         _check_numbers(self, "source")
+        if self.stream_backoff_s <= 0:
+            raise ConfigError(f"pipeline config: 'source.stream_backoff_s' must be > 0, got {self.stream_backoff_s}")
+        if self.stream_backoff_max_s < self.stream_backoff_s:
+            raise ConfigError(f"pipeline config: 'source.stream_backoff_max_s' must be >= 'source.stream_backoff_s' "
+                              f"({self.stream_backoff_s}), got {self.stream_backoff_max_s}")
 
 
 @dataclass(frozen=True)
@@ -309,7 +327,7 @@ class PipelineConfig:
 def _build(cls: Any, data: Any, path: str) -> Any:
     """A dataclass from a JSON object: every key known, every value of its field's type, nested sections too."""
     if not isinstance(data, dict):
-        raise ConfigError(f"config: '{path}' must be an object of settings, got {data!r}")
+        raise ConfigError(f"config: '{path}' must be an object of settings, got {shown(data)}")
     hints = get_type_hints(cls)
     known = {f.name: f for f in fields(cls)}
     unknown = sorted(set(data) - set(known))
@@ -331,25 +349,25 @@ def _value(kind: Any, value: Any, path: str) -> Any:
         return _value(options[0], value, path)
     if origin is tuple:
         if not isinstance(value, list):
-            raise ConfigError(f"config: '{path}' must be a list, got {value!r}")
+            raise ConfigError(f"config: '{path}' must be a list, got {shown(value)}")
         args = get_args(kind)
         item = args[0]
         return tuple(_value(item, v, f"{path}[{i}]") for i, v in enumerate(value))
     if kind is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"config: '{path}' must be true or false, got {value!r}")
+            raise ConfigError(f"config: '{path}' must be true or false, got {shown(value)}")
         return value
     if kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"config: '{path}' must be an integer, got {value!r}")
+            raise ConfigError(f"config: '{path}' must be an integer, got {shown(value)}")
         return value
     if kind is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"config: '{path}' must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _fits_a_float(value):
+            raise ConfigError(f"config: '{path}' must be a number, got {shown(value)}")
         return value
     if kind is str:
         if not isinstance(value, str):
-            raise ConfigError(f"config: '{path}' must be a string, got {value!r}")
+            raise ConfigError(f"config: '{path}' must be a string, got {shown(value)}")
         return value
     raise ConfigError(f"config: '{path}' has a type the config reader does not know ({kind!r})")
 

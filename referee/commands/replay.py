@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rules.errors import InputError
 from rules.files import write_json_atomically
 from rules.games import GAMES, load_config
 from rules.replay import read_log, replay
@@ -21,11 +22,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Replay a JSON-lines event log (observations and umpire inputs, see docs/events.md) "
             "through a game's rules engine. Prints the score sheet (every shot, turn and round) "
             "and writes result.json (docs/result.md). A malformed line stops the replay with its "
-            "line number, and no result is written."
+            "line number, and no result is written. Given a run folder of `referee run`, it replays the "
+            "folder's events.jsonl with the game and rules config of its manifest: no other flag is needed."
         ),
     )
-    parser.add_argument("log", type=Path, metavar="EVENTS.jsonl", help="the event log to replay")
-    parser.add_argument("--game", required=True, choices=sorted(GAMES), help="which game's rules apply")
+    parser.add_argument("log", type=Path, metavar="EVENTS.jsonl|RUN_DIR",
+                        help="the event log to replay, or a run folder")
+    parser.add_argument("--game", choices=sorted(GAMES), help="which game's rules apply (not with a run folder)")
     parser.add_argument("--config", type=Path, metavar="FILE", help="game config (JSON) overriding the defaults")
     parser.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
                         help="folder for result.json and score_sheet.txt (default: current folder)")
@@ -34,11 +37,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config) if args.config else {}
-    events = read_log(args.log)
-    replayed = replay(events, args.game, config)
-    sheet = render_score_sheet(replayed, str(args.log))
-    result = build_result(replayed, {"log": str(args.log), "events": len(events)})
+    log, game = args.log, args.game
+    if args.log.is_dir():  # a run folder: its manifest says the game and the rules config
+        from record.manifest import read_manifest
+        from record.run_folder import EVENTS_FILE, RESULT_FILE
+
+        if args.game or args.config:
+            raise InputError(f"{args.log} is a run folder: its manifest gives the game and the rules config; "
+                             "leave out --game and --config")
+        if (args.out / RESULT_FILE).resolve() == (args.log / RESULT_FILE).resolve():
+            raise InputError(f"--out {args.out} is the run folder itself, whose {RESULT_FILE} is the run's own "
+                             "record; give another --out folder")
+        manifest = read_manifest(args.log)
+        log, game, config = args.log / EVENTS_FILE, manifest.game, manifest.rules_config
+    else:
+        if game is None:
+            raise InputError("--game is required when replaying an event log (or give a run folder)")
+        config = load_config(args.config) if args.config else {}
+    events = read_log(log)
+    replayed = replay(events, game, config)
+    for warning in replayed.warnings:
+        print(f"referee: warning: {warning}", file=sys.stderr)
+    sheet = render_score_sheet(replayed, str(log))
+    result = build_result(replayed, {"log": str(log), "events": len(events)})
     write_json_atomically(args.out / "result.json", result)
     (args.out / "score_sheet.txt").write_text(sheet, encoding="utf-8")
     if not args.quiet:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
+from rules.errors import InputError
 from rules.games import GAMES
 
 
@@ -18,11 +21,16 @@ def register(subparsers: Any) -> None:
             "Watch a game: find and track every ball, call shots and settles, and feed them to the rules "
             "engine as they happen. Writes DIR/events.jsonl (the observations and umpire inputs: a valid "
             "event log), DIR/decisions.jsonl (the engine's calls and pipeline warnings) and DIR/result.json "
-            "(the same as `referee replay DIR/events.jsonl`). See docs/pipeline.md."
+            "(the same as `referee replay DIR/events.jsonl`). See docs/pipeline.md. "
+            "A run folder is a match record and is never written over: an --out that holds a run is refused "
+            "unless --resume (continue it) or --fresh (move it aside, start anew). Ctrl-C or SIGTERM stops the "
+            "run cleanly: result.json is written, marked \"stopped\", and the run can be resumed (exit 130 / 143)."
         ),
     )
-    p.add_argument("source", metavar="SOURCE", help="a video file, a camera index (0), or an rtsp:// / http:// URL")
-    p.add_argument("--game", required=True, choices=sorted(GAMES))
+    p.add_argument("source", metavar="SOURCE", nargs="?",
+                   help="a video file, a camera index (0), or an rtsp:// / http:// URL (with --resume: only when "
+                        "the video moved or the camera's address changed)")
+    p.add_argument("--game", choices=sorted(GAMES), help="the game (required, except with --resume)")
     p.add_argument("--profile", help="table profile JSON (default: the shipped profile of the game)")
     p.add_argument("--calibration", type=Path, help="calibration JSON; without it the table markers are used")
     p.add_argument("--config", type=Path, help="game config JSON; its 'pipeline' object sets the pipeline "
@@ -32,7 +40,7 @@ def register(subparsers: Any) -> None:
                    help="umpire inputs (game start, rounds, choices): JSON lines, or a truth.json")
     p.add_argument("--players", help="comma-separated player colours when there is no --session "
                                      "(default: red,blue)")
-    p.add_argument("--detector", default="color", help="ball detector backend (default: color)")
+    p.add_argument("--detector", help="ball detector backend (default: color)")
     p.add_argument("--live", action="store_true", help="play a video file through the live path at its own rate")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the run's files")
     p.add_argument("--quiet", action="store_true", help="no progress bar or score line")
@@ -42,7 +50,19 @@ def register(subparsers: Any) -> None:
                    help="Star Cluster Ball: no pose model; Play Line fouls by the body are then not watched")
     p.add_argument("--pose-model", type=Path, metavar="ONNX",
                    help="pose model (default: models/build/yolo11n-pose.onnx, built by `make models`)")
+    start = p.add_mutually_exclusive_group()
+    start.add_argument("--resume", action="store_true",
+                       help="continue the run in DIR (killed or stopped) with the settings it was started with: a "
+                            "video is refereed again from its start, checked against the record, and continued "
+                            "from its last recorded frame; a live feed goes on from now")
+    start.add_argument("--fresh", action="store_true",
+                       help="DIR holds a run: move it aside (DIR.replaced-<time>) and start a new run in DIR")
     p.set_defaults(handler=run)
+
+
+SETTINGS = ("game", "profile", "calibration", "config", "session", "players", "detector", "pose_model")
+FLAGS = ("live", "annotate", "no_pose")
+EXIT_ON_STOP = {"interrupted": 130, "terminated": 143}  # 128 + the signal's number, as shells report it
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,16 +71,34 @@ def run(args: argparse.Namespace) -> int:
     from referee.session import RefereeSession, RefereeState, RunSpec
     from vision.video_io import Frame
 
-    players = tuple(p.strip() for p in args.players.split(",")) if args.players else None
-    spec = RunSpec(args.source, args.game, args.out, profile=args.profile, calibration=args.calibration,
-                   config=args.config, session=args.session, players=players, detector=args.detector,
-                   live=args.live, pose=not args.no_pose, pose_model=args.pose_model, annotate=args.annotate)
+    if args.resume:
+        given = [name for name in SETTINGS if getattr(args, name) is not None] + \
+                [name for name in FLAGS if getattr(args, name)]
+        if given:
+            options = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise InputError(f"--resume continues the run with the settings it was started with "
+                             f"({args.out}/manifest.json); leave out {options}")
+        spec = RunSpec(args.source or "", "", args.out, start="resume")
+    else:
+        if args.source is None:
+            raise InputError("SOURCE is missing: give a video file, a camera index or a stream URL "
+                             "(or --resume to continue the run in --out)")
+        if args.game is None:
+            raise InputError("--game is required: starcluster or piratenbillard")
+        players = tuple(p.strip() for p in args.players.split(",")) if args.players else None
+        if players is not None and not all(players):
+            raise InputError(f"--players {args.players!r} has an empty colour; give colours separated by commas, "
+                             "e.g. red,blue")
+        spec = RunSpec(args.source, args.game, args.out, profile=args.profile, calibration=args.calibration,
+                       config=args.config, session=args.session, players=players, detector=args.detector or "color",
+                       live=args.live, pose=not args.no_pose, pose_model=args.pose_model, annotate=args.annotate,
+                       start="fresh" if args.fresh else "new")
 
     def say(t: float, message: str) -> None:
         if not args.quiet:
             print(f"referee: warning: {message}", file=sys.stderr)
 
-    with RefereeSession.open(spec, say=say, progress=not args.quiet) as session:
+    with RefereeSession.open(spec, say=say, progress=not args.quiet) as session, stop_on_signals(session):
         bar = tqdm(total=session.source.frame_count or None, unit="frame", desc="referee", disable=args.quiet,
                    leave=False, dynamic_ncols=True)
 
@@ -73,14 +111,46 @@ def run(args: argparse.Namespace) -> int:
             summary = session.run(show)
         finally:
             bar.close()
+    stopped = summary.stopped
+    if stopped is not None:
+        how = {"interrupted": "Ctrl-C", "terminated": "SIGTERM"}.get(stopped.reason.value, stopped.reason.value)
+        what = "nothing new was recorded (stopped before the run got past its record)" if not summary.caught_up \
+            else f"wrote {session.writer.result_path}, marked stopped"
+        print(f"referee: stopped by {how} at {summary.last_t:.1f}s; {what}; continue with "
+              f"`referee run --resume --out {args.out}`", file=sys.stderr)
     if not args.quiet:
         print(f"{score_line(summary.state)}  ({summary.frames} frames, {summary.last_t:.1f}s, "
               f"{summary.warnings} warnings)")
-        print(f"wrote {session.writer.events_path}, {session.writer.decisions_path} and {session.writer.result_path}")
+        if summary.caught_up:
+            print(f"wrote {session.writer.events_path}, {session.writer.decisions_path} and "
+                  f"{session.writer.result_path}")
         if session.annotated is not None:
             written = session.annotated
             print(f"wrote {written.path} ({written.frames} frames, {written.frames_per_s:.1f} frames/s)")
-    return 0
+    return 0 if stopped is None else EXIT_ON_STOP.get(stopped.reason.value, 2)
+
+
+@contextmanager
+def stop_on_signals(session: Any) -> Iterator[None]:
+    """Ctrl-C (SIGINT) and SIGTERM stop the run at the next frame and finish its record; a second signal of
+    either kind stops at once (Python's default: KeyboardInterrupt, or termination)."""
+    from referee.session import StopReason
+
+    reasons = {signal.SIGINT: StopReason.INTERRUPTED, signal.SIGTERM: StopReason.TERMINATED}
+    previous = {number: signal.getsignal(number) for number in reasons}
+
+    def handle(number: int, frame: Any) -> None:
+        for other in reasons:
+            signal.signal(other, signal.SIG_DFL if other == signal.SIGTERM else signal.default_int_handler)
+        session.stop(reasons[signal.Signals(number)], f"stopped by {signal.Signals(number).name}")
+
+    for number in reasons:
+        signal.signal(number, handle)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def score_line(state: Any) -> str:

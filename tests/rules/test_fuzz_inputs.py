@@ -251,7 +251,7 @@ CONFIGS = (
      "optional_rules": {"blocking": True, "multipliers": {"3": 2}, "dead_ball": {"positions": [3], "slots": [[1, 2]],
                                                                                  "from_fraction": 0.5}},
      "pipeline": {"settle": {"rest_debounce_ms": 500}, "detector": {"min_area": 0.3},
-                  "play_line": {"body_parts": ["left_wrist"]}, "source": {"stream_retries": 2}}},
+                  "play_line": {"body_parts": ["left_wrist"]}, "source": {"stream_reconnect_s": 2}}},
     {"target_points": 5, "balls_per_player": 2, "first_seat": 1, "stack_violation": "restrike",
      "after_end": "error", "min_confidence": 0.4, "pipeline": {"cells": {}, "tracking": {}}},
     {"target_score": 30, "target_round_limit": 5, "table_movement_foul_mm": 4.5, "review_confidence": 0.7,

@@ -12,6 +12,12 @@
 
 - `GatedClock`: a `VirtualClock` whose waits pass only as the test allows them (`allow`, `open`), so a test
   can let the reader push exactly n frames and know it has (`wait_until_held`).
+- `StuckClock`: a `VirtualClock` whose every wait lasts until the source is stopped (`LiveSource.stop` sets the
+  wake event the reader passes to `sleep`): a reader in back-off on it comes back only if stopping wakes it.
+
+The live path passes its wake event to every `sleep` (`sleep(seconds, wake)`). `VirtualClock` never blocks, so
+it needs none; `LockstepClock` is woken by the source itself when it stops; `GatedClock` ignores it (open the gate
+before stopping a source held on it); `StuckClock` waits on nothing else.
 
 Test modules in tests/vision import them as `from clocks import ...` (pytest puts the test folder on sys.path).
 
@@ -48,7 +54,7 @@ class VirtualClock:
         with self._cond:
             return self._now
 
-    def sleep(self, seconds: float) -> None:
+    def sleep(self, seconds: float, wake: threading.Event | None = None) -> None:
         with self._cond:
             self._advance(seconds)
 
@@ -87,7 +93,7 @@ class LockstepClock(VirtualClock):
         self.source = source
         return source
 
-    def sleep(self, seconds: float) -> None:
+    def sleep(self, seconds: float, wake: threading.Event | None = None) -> None:
         source = self.source
         if source is None:
             raise RuntimeError("LockstepClock.sleep before follow(source): bind the clock to its source first")
@@ -139,7 +145,7 @@ class GatedClock(VirtualClock):
             self._open = True
             self._cond.notify_all()
 
-    def sleep(self, seconds: float) -> None:
+    def sleep(self, seconds: float, wake: threading.Event | None = None) -> None:
         with self._cond:
             while not self._open and self._permits == 0:
                 self._held = True
@@ -155,3 +161,30 @@ class GatedClock(VirtualClock):
         with self._cond:
             _wait_for(self._cond, lambda: self._held and self._permits == 0, guard_s,
                       "the reader using its permits and waiting for another")
+
+
+class StuckClock(VirtualClock):
+    """A virtual clock whose every wait lasts until the source stops: `sleep` blocks, with no timeout, until the
+    wake event the reader passes it is set (`LiveSource.stop`), and virtual time does not move.
+
+    `waits` records each wait asked for, `held` counts the waits begun; `wait_until_held(n)` blocks the test until
+    the reader has begun its n-th. A reader that stopping did not wake would never come back: the test's deadlock
+    guard fails it instead.
+    """
+
+    def __init__(self, start: float = 0.0) -> None:
+        super().__init__(start)
+        self.held = 0
+
+    def sleep(self, seconds: float, wake: threading.Event | None = None) -> None:
+        if wake is None:
+            raise RuntimeError("StuckClock.sleep without a wake event: nothing could ever end the wait")
+        with self._cond:
+            self.waits.append(seconds)
+            self.held += 1
+            self._cond.notify_all()
+        wake.wait()
+
+    def wait_until_held(self, n: int = 1, guard_s: float = GUARD_S) -> None:
+        with self._cond:
+            _wait_for(self._cond, lambda: self.held >= n, guard_s, f"the reader beginning wait {n}")

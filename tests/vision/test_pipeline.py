@@ -219,9 +219,9 @@ def test_a_failure_mid_run_keeps_the_events_already_written(clips, tmp_path):
 def test_bad_input_is_refused_before_anything_is_written(clips, tmp_path):
     folder, truth = clips["piratenbillard"]
     (tmp_path / "rules.json").write_text('{"pipeline": {"settle": {"rest_speed_mm_s": -1}}}')
-    (tmp_path / "flat.json").write_text('{"pipeline": {"stream_retries": 1}}')
+    (tmp_path / "flat.json").write_text('{"pipeline": {"stream_backoff_s": 1}}')
     bad = [({"config": tmp_path / "rules.json"}, "'settle.rest_speed_mm_s' must be a number >= 0"),
-           ({"config": tmp_path / "flat.json"}, "it is now 'pipeline.source.stream_retries'"),
+           ({"config": tmp_path / "flat.json"}, "it is now 'pipeline.source.stream_backoff_s'"),
            ({"session": tmp_path / "nope.jsonl"}, "session file .* does not exist"),
            ({"profile": "starcluster"}, "is for starcluster, not piratenbillard"),
            ({"pose_model": tmp_path / "x.onnx", "pose": True, "game": "starcluster",
