@@ -48,7 +48,7 @@ RUN := $(OUT)/run
 demo: $(STAMP) $(POSE_MODEL)
 	$(BIN)/referee replay examples/starcluster_full_game.jsonl --game starcluster --out $(OUT)
 	$(BIN)/referee calibrate $(SAMPLE)/video.mp4 --profile starcluster --out $(OUT)/calibration.json --preview $(OUT)/calibration.png
-	$(BIN)/referee run $(REFEREED)/video.mp4 --game starcluster --session $(REFEREED)/truth.json --out $(RUN) --annotate
+	$(BIN)/referee run $(REFEREED)/video.mp4 --game starcluster --session $(REFEREED)/truth.json --out $(RUN) --annotate --fresh
 	$(BIN)/referee eval $(RUN) $(REFEREED)/truth.json --json $(RUN)/eval.json
 	$(BIN)/referee highlights $(RUN) $(REFEREED)/video.mp4
 	$(BIN)/referee report $(RUN) --out $(RUN)/report.html
@@ -57,6 +57,7 @@ demo: $(STAMP) $(POSE_MODEL)
 	@echo "  $(OUT)/calibration.json, $(OUT)/calibration.png: the table found in $(SAMPLE)/video.mp4"
 	@echo "  $(RUN)/: $(REFEREED)/video.mp4 refereed (one causal pass, as a live feed): events.jsonl, decisions.jsonl, result.json, eval.json (against its truth),"
 	@echo "  $(RUN)/annotated.mp4, $(RUN)/highlights/ (clips, reel.mp4, index.json) and $(RUN)/report.html (open it in a browser)"
+	@echo "  (a run folder is never written over: the run of an earlier make demo, if any, was moved aside to $(RUN).replaced-<time>)"
 
 # mypy checks the packages' type hints (pyproject.toml [tool.mypy]) before the suite runs
 test: $(STAMP) $(POSE_MODEL) browser

@@ -64,6 +64,12 @@ def kill_at(process: subprocess.Popen[bytes], delay: float) -> bool:
         return True
 
 
+def finished(folder: Path) -> bool:
+    """The run wrote its result and was not stopped: the record is complete."""
+    path = folder / "result.json"
+    return path.exists() and "stopped" not in json.loads(path.read_text())
+
+
 def result_without_source(folder: Path) -> dict:
     result = json.loads((folder / "result.json").read_text())
     result.pop("source", None)
@@ -113,14 +119,18 @@ def trial_file(sample: Path, game: str, options: list[str], reference: Path, ref
     video, session = sample / "video.mp4", sample / "truth.json"
     start = [str(video), "--game", game, "--session", str(session), "--out", str(out), *options]
     killed, started = 0, time.monotonic()
-    process = referee(*start)
-    for n in range(rng.randint(1, kills)):
-        if kill_at(process, rng.uniform(0.05, reference_s)):
-            killed += 1
-        elif n == 0:
+    process: subprocess.Popen[bytes] | None = referee(*start)
+    for _ in range(rng.randint(1, kills)):
+        if not kill_at(process, rng.uniform(0.05, reference_s)):
             break
-        process = referee("--resume", "--out", str(out))
-    finish(process, "the last resume")
+        killed += 1
+        if finished(out):  # killed while exiting, its record complete: nothing to resume
+            process = None
+            break
+        # killed before the run had started its record (no manifest yet): the same command again, as a user would
+        process = referee("--resume", "--out", str(out)) if (out / "manifest.json").exists() else referee(*start)
+    if process is not None:
+        finish(process, "the last resume")
     wall = time.monotonic() - started
     same = all((out / name).read_bytes() == (reference / name).read_bytes() for name in LINES) and \
         result_without_source(out) == result_without_source(reference)
@@ -181,7 +191,9 @@ def trial_stream(sample: Path, game: str, options: list[str], reference_s: float
     replayed = subprocess.run([sys.executable, "-m", "referee.cli", "replay", str(out), "--out", str(feed),
                                "--quiet"], cwd=ROOT, capture_output=True).returncode == 0
     gaps = sum(1 for line in (out / "decisions.jsonl").read_text().splitlines() if '"gap":' in line)
-    return {"kills": 1, "same": kept and replayed and gaps >= 1, "torn": torn_files(out), "gaps": gaps}
+    recorded = bool(before["events.jsonl"].strip())  # killed before any event: a resume starts the match afresh
+    return {"kills": 1, "same": kept and replayed and (gaps >= 1 or not recorded), "torn": torn_files(out),
+            "gaps": gaps}
 
 
 def main() -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -39,6 +40,8 @@ def measure(folder: Path, out: Path, detector: str, pose: bool) -> dict:
     truth = load_truth(folder / "truth.json")
     video = folder / "video.mp4"
     info = probe(video)
+    if out.exists():
+        shutil.rmtree(out)  # this benchmark's own scratch run of the sample, never a match record
     spec = RunSpec(str(video), truth.game, out, session=folder / "truth.json", detector=detector, pose=pose)
     with RefereeSession.open(spec) as session:
         started = time.perf_counter()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rules.files import read_json, write_json_atomically
+from rules.files import read_json, write_bytes_atomically, write_json_atomically
 from rules.games import GAMES
 
 from .run_folder import INPUTS_DIR, MANIFEST_FILE, RunFolderError
@@ -90,8 +90,7 @@ def copy_input(folder: Path, role: str, given: str, data: bytes, suffix: str) ->
     inputs = folder / INPUTS_DIR
     inputs.mkdir(exist_ok=True)
     copy = inputs / f"{role}{suffix or '.json'}"
-    with copy.open("xb") as stream:
-        stream.write(data)
+    write_bytes_atomically(copy, data)  # replaces only the copy a start killed before its manifest left
     return InputFile(given, f"{INPUTS_DIR}/{copy.name}", hashlib.sha256(data).hexdigest())
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from record.run_folder import LOCK_FILE, RunFolderError, RunLock
+from record.run_folder import INPUTS_DIR, LOCK_FILE, RunFolderError, RunLock
 
 STARTS = ("new", "resume", "fresh")  # RunSpec.start: how a run treats an --out folder that holds a run
 
@@ -67,8 +67,10 @@ def claim_folder(folder: Path, start: str, what: str) -> Claim:
 
 
 def recorded_files(folder: Path) -> list[str]:
-    """What a folder holds besides a lock file: anything there makes it a record not to be written over."""
-    return [path.name for path in folder.iterdir() if path.name != LOCK_FILE]
+    """What a folder holds besides a lock file: anything there makes it a record not to be written over.
+    Input copies with no manifest are a start that was killed before the run began: nothing recorded."""
+    names = [path.name for path in folder.iterdir() if path.name != LOCK_FILE]
+    return [] if names == [INPUTS_DIR] else names
 
 
 def _aside(folder: Path) -> Path:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Generator
 
 from calibration.calibrate import Calibration, load_calibration, save_calibration
 from calibration.profile import DEFAULT_PROFILES, TableProfile, load_profile
@@ -389,9 +389,6 @@ class RefereeSession:
             if source is None:
                 source = open_source(spec.source, setup.pipeline.source, live=spec.live, on_warning=source_warning,
                                      clock=clock, start_t=start_t)
-            if claim is None:  # a new run: its folder is taken only once every input has been read
-                claim = claim_folder(spec.out, spec.start, what)
-                write_manifest(spec.out, _manifest(setup, spec.out))
             pose = None
             if setup.pose_model is not None:
                 from vision.pose import PoseEstimator
@@ -402,6 +399,9 @@ class RefereeSession:
             pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(
                                       spec, setup.pipeline), setup.calibration, table_reader, pose,
                                       record_tracks=spec.tracks)
+            if claim is None:  # a new run: its folder is taken only once every input has been read and loaded
+                claim = claim_folder(spec.out, spec.start, what)
+                write_manifest(spec.out, _manifest(setup, spec.out))
             writer = RunWriter(spec.out, tracks=spec.tracks, mode=spec.write_mode)
         except BaseException:
             if claim is not None:
@@ -440,8 +440,8 @@ class RefereeSession:
     def run(self, on_frame: Callable[[Frame, RefereeState], None] | None = None) -> RunSummary:
         """Referee the source to its end (or until `stop`), then `finish`. A run that fails on the way still
         finishes its record (result.json marked "stopped") before the error goes up."""
+        stream = self._frames_from_source()
         try:
-            stream: Iterator[Frame] = iter(self._frames_from_source())
             while self._stop is None:
                 start = time.perf_counter()
                 frame = next(stream, None)
@@ -455,12 +455,17 @@ class RefereeSession:
         except InputError as error:
             self._finish_after_error(StopReason.SOURCE_LOST if self.source.live else StopReason.ERROR, str(error))
             raise
+        except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
+            self._finish_after_error(StopReason.INTERRUPTED, "stopped by a second SIGINT")
+            raise
         except BaseException as error:
             self._finish_after_error(StopReason.ERROR, f"{type(error).__name__}: {error}")
             raise
+        finally:
+            stream.close()  # a live source's reader thread stops with it
         return self.finish(self._stop)
 
-    def _frames_from_source(self) -> Iterator[Frame]:
+    def _frames_from_source(self) -> Generator[Frame, None, None]:
         """The source's frames; a resumed live feed's times are moved on past what the record holds, by the
         wall time the referee was down, and that downtime is a feed gap."""
         for frame in self.source.frames():
@@ -539,8 +544,12 @@ class RefereeSession:
                                    "frames": self._frames}
         if stop is not None:
             history.update(reason=stop.reason.value, message=stop.message, caught_up=caught_up, waiting=left)
+        if self.pipeline.calibration is not None and caught_up:
+            save_calibration(self.pipeline.calibration, spec.out / CALIBRATION_FILE)  # the review tools draw with it
         if caught_up and self.writer.lines:
             replayed = replay(read_log(self.writer.events_path), spec.game, self.setup.rules_config)
+            for warning in replayed.warnings:  # e.g. shots after the game ended: logged, never scored
+                self._say(self._last_t, warning)
             source_info: dict[str, Any] = {"video": spec.source, "events": str(self.writer.events_path),
                                            "frames": self._frames}
             if self.setup.game.watches_play_line:  # were Play Line fouls by the body watched?
@@ -550,9 +559,7 @@ class RefereeSession:
             if stop is not None:
                 result["stopped"] = {"reason": stop.reason.value, "t": round(self._last_t, 4),
                                      "message": stop.message}
-            self.writer.write_result(result)
-        if self.pipeline.calibration is not None and caught_up:
-            save_calibration(self.pipeline.calibration, spec.out / CALIBRATION_FILE)  # the review tools draw with it
+            self.writer.write_result(result)  # last: a folder with a result (not stopped) is a finished run
         append_history(spec.out, history)
         if spec.annotate and stop is None:
             from review.annotate import annotate, open_review

@@ -246,14 +246,20 @@ def json_line(data: Any) -> str:
 
 def write_json_atomically(path: str | Path, data: dict[str, Any]) -> None:
     """Write via a temporary file and a rename, so a reader never sees half a result."""
+    write_bytes_atomically(path, (json.dumps(data, indent=2, sort_keys=False) + "\n").encode("utf-8"))
+
+
+def write_bytes_atomically(path: str | Path, data: bytes) -> None:
+    """A whole file via a temporary file, fsync and a rename: a reader sees the old file or the new one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(handle, 0o666 & ~_umask())  # as open() would create it: mkstemp's 0600 is for secrets
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2, sort_keys=False)
-            stream.write("\n")
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)

@@ -37,17 +37,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from record.run_folder import EVENTS_FILE, MANIFEST_FILE, RESULT_FILE
+
     log, game = args.log, args.game
+    if args.out.exists() and not args.out.is_dir():
+        raise InputError(f"--out {args.out} is a file, not a folder; give a folder for result.json")
+    if (args.out / EVENTS_FILE).exists() or (args.out / MANIFEST_FILE).exists():
+        raise InputError(f"--out {args.out} is a run folder, whose {RESULT_FILE} is the run's own record; give "
+                         "another --out folder")
     if args.log.is_dir():  # a run folder: its manifest says the game and the rules config
         from record.manifest import read_manifest
-        from record.run_folder import EVENTS_FILE, RESULT_FILE
 
         if args.game or args.config:
             raise InputError(f"{args.log} is a run folder: its manifest gives the game and the rules config; "
                              "leave out --game and --config")
-        if (args.out / RESULT_FILE).resolve() == (args.log / RESULT_FILE).resolve():
-            raise InputError(f"--out {args.out} is the run folder itself, whose {RESULT_FILE} is the run's own "
-                             "record; give another --out folder")
         manifest = read_manifest(args.log)
         log, game, config = args.log / EVENTS_FILE, manifest.game, manifest.rules_config
     else:

@@ -231,8 +231,9 @@ def test_replay_of_a_run_folder_needs_no_flags(finished, tmp_path, capsys):
     replayed = json.loads((tmp_path / "result.json").read_text())
     ran = json.loads((finished / "result.json").read_text())
     assert replayed["decisions"] == ran["decisions"] and replayed["config"] == ran["config"]
-    assert main(["replay", str(finished), "--out", str(finished), "--quiet"]) == 2  # never over the record
-    assert "is the run folder itself" in capsys.readouterr().err
+    for log in (finished, finished / "events.jsonl"):  # never over the record
+        assert main(["replay", str(log), "--game", "piratenbillard", "--out", str(finished), "--quiet"]) == 2
+        assert "is a run folder" in capsys.readouterr().err
     manifest = json.loads((finished / "manifest.json").read_text())
     assert manifest["game"] == "piratenbillard" and manifest["inputs"]["session"]["copy"] == "inputs/session.json"
     assert (finished / "inputs" / "session.json").read_bytes() == \
@@ -388,3 +389,16 @@ def test_a_killed_live_run_resumes_from_its_record(clip, tmp_path):
     assert [h["event"] for h in read_history(out)] == ["started", "resumed", "finished"]
     assert read_history(out)[1]["from_t"] == pytest.approx(until)
     assert main(["replay", str(out), "--out", str(tmp_path / "replay"), "--quiet"]) == 0
+
+
+def test_a_start_killed_before_its_manifest_recorded_nothing_and_is_started_again(clip, finished, tmp_path):
+    """Killed while copying its inputs (no manifest yet): nothing of a match is there, so the same command
+    starts the run, replacing the partial copies."""
+    folder, _ = clip
+    out = tmp_path / "run"
+    (out / "inputs").mkdir(parents=True)
+    (out / "inputs" / "profile.json").write_text('{"game": "piratenb')
+    (out / "run.lock").write_text("")
+    assert main(run_args(folder, out)) == 0
+    same_record(out, finished)
+    assert json.loads((out / "inputs" / "profile.json").read_text())["game"] == "piratenbillard"
