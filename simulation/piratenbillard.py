@@ -58,6 +58,10 @@ SCRIPTS: dict[str, tuple[int, tuple[Shot, ...], str]] = {
                      "red stacks two balls at (6,3) (PB-5.1); blue lands there and captures both (PB-5.2)"),
     "off_board": (2, (("red", (9, 8), (5, 11)), ("blue", (0, 3), (4, 3))),
                   "red's ball flies off the east edge of the board: out of the game, no points (PB-4.1)"),
+    "four_players": (4, (("red", (9, 3), (6, 3)), ("green", (3, 0), (3, 3)), ("blue", (0, 6), (3, 6)),
+                         ("yellow", (6, 9), (6, 6)), ("red", (6, 3), (3, 3))),
+                     "four players, 32 balls in full starting rows; each strikes once, then red lands on green's "
+                     "ball at (3,3) and captures it (PB-4.2)"),
 }
 SCENARIOS = ("full_game",) + tuple(SCRIPTS)
 

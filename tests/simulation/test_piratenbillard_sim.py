@@ -34,6 +34,7 @@ def test_each_scenario_produces_its_rule(seed):
     assert _has(d["stacked_pair"], DecisionKind.SHOT, "PB-5.1", player="red")
     assert _has(d["stacked_pair"], DecisionKind.CAPTURE, "PB-5.2", player="blue", points=2)
     assert _has(d["off_board"], DecisionKind.BALL_REMOVED, "PB-4.1", player="red")
+    assert _has(d["four_players"], DecisionKind.CAPTURE, "PB-4.2", player="red", points=1)
     for decisions in d.values():  # a perfect camera: the engine never doubts the table
         assert not [x for x in decisions if x.kind is DecisionKind.WARNING and x.rule is not None], decisions
 
