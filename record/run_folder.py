@@ -424,7 +424,7 @@ class RunLock:
                                  "finish (or stop it), or use another --out folder") from None
         stream.seek(0)
         stream.truncate()  # the lock file's own text only: who holds it now
-        stream.write(f"{what} (pid {os.getpid()}, since {_now()})\n")
+        stream.write(f"{what} (pid {os.getpid()}, since {utc_now()})\n")
         stream.flush()
         self._stream = stream
         return self
@@ -438,7 +438,7 @@ class RunLock:
 def append_history(folder: str | Path, entry: dict[str, Any]) -> None:
     """One line of HISTORY_FILE (what happened to the folder, and when), flushed to disk."""
     with (Path(folder) / HISTORY_FILE).open("a", encoding="utf-8") as stream:
-        stream.write(json_line({"at": _now(), **entry}))
+        stream.write(json_line({"at": utc_now(), **entry}))
         stream.flush()
         os.fsync(stream.fileno())
 
@@ -477,7 +477,8 @@ def recorded_until(folder: str | Path) -> float | None:
     return latest
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """Now, as every time stamp of a run folder is written: ISO 8601, UTC, to the second."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 

@@ -49,6 +49,7 @@ from record.run_folder import (
     read_result,
     read_run,
     recorded_until,
+    utc_now,
 )
 from rules.decisions import Decision
 from rules.engine import EngineState, RulesEngine, Standings
@@ -235,13 +236,8 @@ def _manifest(setup: Setup, folder: Path) -> Manifest:
         detector=spec.detector, pose=spec.pose, pose_model=None if model is None else str(model),
         pose_model_sha256=None if model is None else sha256_file(model), tracks=spec.tracks, annotate=spec.annotate,
         players=spec.players, rules_config=setup.rules_config, inputs=inputs, referee_version=__version__,
-        created_at=_utc_now())
+        created_at=utc_now())
 
-
-def _utc_now() -> str:
-    from datetime import datetime, timezone
-
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timezone
 from pathlib import Path
 
-from record.run_folder import CORRECTED_RESULT_FILE, CORRECTIONS_FILE, DIFF_FILE, EVENTS_FILE, RESULT_FILE
+from record.run_folder import CORRECTED_RESULT_FILE, CORRECTIONS_FILE, DIFF_FILE, EVENTS_FILE, RESULT_FILE, utc_now
 
 
 class _AskAction(argparse.Action):
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if asks and not args.reason:
         raise CorrectionError("--reason is required: say why")
     loaded = load_run(args.run_dir)
-    recorded_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    recorded_at = utc_now()
     new = make_corrections(loaded, asks, args.file, args.at, args.by, args.reason, recorded_at)
     if not new and not loaded.corrections:
         raise CorrectionError("nothing to correct: give --overturn, --confirm, --snapshot, --foul or --file")
