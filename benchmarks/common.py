@@ -7,7 +7,10 @@ import json
 import os
 import platform
 import resource
+import subprocess
 import sys
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,28 @@ def label(folder: Path) -> str:
         return str(folder.resolve().relative_to(SAMPLES.resolve()))
     except ValueError:
         return str(folder)
+
+
+def report_one(measure: Callable[[], dict]) -> None:
+    """A child process's answer: the sample's figures as one JSON line, or its error as a row of its own (one
+    broken sample does not hide the others)."""
+    try:
+        print(json.dumps(measure()))
+    except Exception as error:
+        print(json.dumps({"error": f"{type(error).__name__}: {error}", "trace": traceback.format_exc()}))
+
+
+def each_sample(script: str, names: list[str], out: Path, *flags: str) -> dict[str, dict]:
+    """`script --one FOLDER --out OUT/NAME FLAGS...` for each sample, each in a fresh child process (so its
+    peak memory is its own): sample name -> the figures it printed (`report_one`)."""
+    results = {}
+    for folder in samples(names):
+        name = label(folder)
+        child = subprocess.run([sys.executable, script, "--one", str(folder), "--out", str(out / name), *flags],
+                               capture_output=True, text=True)
+        lines = child.stdout.strip().splitlines()
+        results[name] = json.loads(lines[-1]) if lines else {"error": child.stderr.strip()[-500:]}
+    return results
 
 
 def parser(description: str) -> argparse.ArgumentParser:

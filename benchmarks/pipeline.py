@@ -21,15 +21,11 @@ Run: .venv/bin/python benchmarks/pipeline.py [SAMPLE ...] [--out DIR] [--no-pose
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import subprocess
-import sys
 import time
-import traceback
 from pathlib import Path
 
-from common import ROOT, label, machine, parser, peak_rss_mb, samples, table, write_json
+from common import ROOT, each_sample, machine, parser, peak_rss_mb, report_one, table, write_json
 
 
 def measure(folder: Path, out: Path, detector: str, pose: bool) -> dict:
@@ -68,19 +64,10 @@ def main() -> None:
     p.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # the child process: referee this one sample
     args = p.parse_args()
     if args.one:
-        try:
-            print(json.dumps(measure(args.one, args.out, args.detector, not args.no_pose)))
-        except Exception as error:  # reported as a row, so one broken sample does not hide the others
-            print(json.dumps({"error": f"{type(error).__name__}: {error}", "trace": traceback.format_exc()}))
+        report_one(lambda: measure(args.one, args.out, args.detector, not args.no_pose))
         return
-    results = {}
-    for folder in samples(args.samples):
-        name = label(folder)
-        child = subprocess.run([sys.executable, __file__, "--one", str(folder), "--out", str(args.out / name),
-                                "--detector", args.detector, *(["--no-pose"] if args.no_pose else [])],
-                               capture_output=True, text=True)
-        lines = child.stdout.strip().splitlines()
-        results[name] = json.loads(lines[-1]) if lines else {"error": child.stderr.strip()[-500:]}
+    results = each_sample(__file__, args.samples, args.out, "--detector", args.detector,
+                          *(["--no-pose"] if args.no_pose else []))
     print(f"whole pipeline, detector {args.detector}{', no pose' if args.no_pose else ''}, {machine()}")
     print(speed_table(results))
     print()

@@ -14,6 +14,8 @@ opens in that time). A stream URL that ends normally is the end of the source
 wall-clock time it lasted, so round clocks see it, and each outage the feed
 came back from is reported to `on_gap` (and kept in `LiveSource.gaps`).
 `stop()` ends a source cleanly from another thread or a signal handler. A file
+is decoded on a thread of its own, `PREFETCH_FRAMES` ahead of the referee
+(decoding and refereeing share the two cores instead of taking turns). A file
 can be played as a live source (`--live`): the same thread and the same
 newest-frame buffer, paced at the file's native rate, which is how the live
 path is tested without a network.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import queue
 import threading
 import time
 from contextlib import closing
@@ -45,6 +48,7 @@ Warn = Callable[[float, str], None]
 OnGap = Callable[[float, float], None]
 
 _SIGNAL_CHECK_S = 0.2  # the longest the consumer blocks without running Python: see LiveSource.frames
+PREFETCH_FRAMES = 4  # a file's frames decoded ahead of the referee (each 2.7 MB at 1280x720)
 
 
 class Clock(Protocol):
@@ -100,7 +104,7 @@ class FileSource:
         self._stopped = False
 
     def frames(self) -> Iterator[Frame]:
-        with closing(_file_frames(self.name, self.start_t)) as frames:
+        with closing(_prefetched(lambda: _file_frames(self.name, self.start_t), PREFETCH_FRAMES)) as frames:
             for frame in frames:
                 if self._stopped:
                     return
@@ -108,6 +112,53 @@ class FileSource:
 
     def stop(self) -> None:
         self._stopped = True
+
+
+_END = object()  # the reader thread's last item when its frames ran out
+
+
+def _prefetched(frames: Callable[[], Generator[Frame, None, None]], depth: int) -> Generator[Frame, None, None]:
+    """The frames of `frames()`, made on a reader thread up to `depth` ahead of the consumer, in order; an
+    error it raises is raised here after the frames before it. Closing this generator stops the thread."""
+    slots: queue.Queue[object] = queue.Queue(depth)
+    done = threading.Event()
+
+    def offer(item: object) -> bool:
+        while not done.is_set():
+            try:
+                slots.put(item, timeout=_SIGNAL_CHECK_S)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            with closing(frames()) as made:
+                for frame in made:
+                    if not offer(frame):
+                        return
+            offer(_END)
+        except BaseException as error:  # handed to the consumer, which raises it
+            offer(error)
+
+    thread = threading.Thread(target=read, name="decode", daemon=True)
+    thread.start()
+    try:
+        while True:
+            try:
+                item = slots.get(timeout=_SIGNAL_CHECK_S)  # a timeout lets a signal handler run meanwhile
+            except queue.Empty:
+                continue
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            assert isinstance(item, Frame)
+            yield item
+    finally:
+        done.set()
+        thread.join()
 
 
 def _checked_start(start_t: float | None) -> float | None:

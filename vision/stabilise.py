@@ -12,6 +12,12 @@ transform from the current image back to the reference image is fitted to the
 markers found (a translation with one or two; none when all are hidden: the
 frame is used as is). Detections are mapped through it before they go to the
 board, so the calibration of the reference frame stays exact.
+
+Shake moves a marker a pixel or two from one frame to the next, so each marker
+is first looked for within `LOCAL_PX` of where it was on the frame before; only
+when the best match there lies on that small window's edge (it moved further)
+or is too weak is the whole `search_px` window searched. The two give the same
+peak whenever it lies within the small window, at a few per cent of the cost.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import numpy as np
 from calibration.calibrate import Calibration
 from calibration.profile import TableProfile
 from vision.config import StabiliserConfig
+
+LOCAL_PX = 2  # a marker is looked for this far (px) around its last position before the whole search window
 
 
 class TableStabiliser:
@@ -46,22 +54,18 @@ class TableStabiliser:
         self.calibration = calibration
         self._centres = np.array([[x0 + p.shape[1] / 2, y0 + p.shape[0] / 2] for p, x0, y0 in self._patches], float)
         self._centres_mm = calibration.image_to_board(self._centres) if len(self._centres) else np.zeros((0, 2))
+        self._last = [(0, 0)] * len(self._patches)  # each marker's whole-pixel offset on the frame before
 
     def update(self, image: np.ndarray) -> np.ndarray:
         """Find the markers in this frame; returns (and keeps) the current -> reference transform."""
-        s = self.config.search_px
         ref, cur = [], []
-        for patch, x0, y0 in self._patches:
+        for i, (patch, x0, y0) in enumerate(self._patches):
             ph, pw = patch.shape
-            xi, yi = int(x0), int(y0)
-            # only the search windows are turned grey (the same pixels as a grey frame, a fraction of the work)
-            window = _grey(image[yi - s:yi + ph + s, xi - s:xi + pw + s])
-            score = cv2.matchTemplate(window, patch, cv2.TM_CCOEFF_NORMED)
-            _, best, _, (bx, by) = cv2.minMaxLoc(score)
-            if best < self.config.min_score:
+            found = self._match(image, patch, int(x0), int(y0), self._last[i])
+            if found is None:
                 continue
-            dx = bx - s + _vertex(score[by, bx - 1:bx + 2]) if 0 < bx < score.shape[1] - 1 else bx - s
-            dy = by - s + _vertex(score[by - 1:by + 2, bx]) if 0 < by < score.shape[0] - 1 else by - s
+            dx, dy = found
+            self._last[i] = (int(round(dx)), int(round(dy)))
             centre = (x0 + pw / 2, y0 + ph / 2)
             ref.append(centre)
             cur.append((centre[0] + dx, centre[1] + dy))
@@ -78,6 +82,29 @@ class TableStabiliser:
         else:
             self.transform = np.array([[1.0, 0, 0], [0, 1.0, 0]])
         return self.transform
+
+    def _match(self, image: np.ndarray, patch: np.ndarray, xi: int, yi: int,
+               last: tuple[int, int]) -> tuple[float, float] | None:
+        """The marker's offset (sub-pixel) from its reference position, None when it is hidden: near its
+        last offset if the peak is there, else in the whole search window."""
+        s = self.config.search_px
+        local = min(LOCAL_PX, s)
+        cx, cy = (min(max(v, local - s), s - local) for v in last)  # the small window stays within the large one
+        for (ox, oy), reach in (((cx, cy), local), ((0, 0), s)):
+            ph, pw = patch.shape
+            # only the search window is turned grey (the same pixels as a grey frame, a fraction of the work)
+            window = _grey(image[yi + oy - reach:yi + oy + ph + reach, xi + ox - reach:xi + ox + pw + reach])
+            score = cv2.matchTemplate(window, patch, cv2.TM_CCOEFF_NORMED)
+            _, best, _, (bx, by) = cv2.minMaxLoc(score)
+            inside = 0 < bx < score.shape[1] - 1 and 0 < by < score.shape[0] - 1
+            if reach < s and (best < self.config.min_score or not inside):
+                continue  # further than the small window reaches, or hidden: the whole window decides
+            if best < self.config.min_score:
+                return None
+            dx = bx - reach + ox + _vertex(score[by, bx - 1:bx + 2]) if 0 < bx < score.shape[1] - 1 else bx - reach + ox
+            dy = by - reach + oy + _vertex(score[by - 1:by + 2, bx]) if 0 < by < score.shape[0] - 1 else by - reach + oy
+            return dx, dy
+        return None
 
     def shift_mm(self) -> np.ndarray:
         """How far (board mm, x and y) the markers now lie from where they lay in the reference frame."""

@@ -3,7 +3,9 @@
 Reading and writing go through PyAV (FFmpeg): OpenCV's writer cannot encode
 H.264, the only codec every browser and phone plays, and PyAV gives each
 decoded frame its presentation timestamp, which is what event times are made
-of. Frames are BGR uint8 arrays, as OpenCV expects.
+of. Frames are BGR uint8 arrays, as OpenCV expects. They are decoded on one
+thread: the referee decodes beside its frame loop (`vision.sources`), and
+FFmpeg's frame threads would only fight that loop for the two cores.
 """
 
 from __future__ import annotations
@@ -83,7 +85,6 @@ def read_frames(path: str | Path, start_s: float = 0.0) -> Generator[Frame, None
     container = _open(path)
     try:
         stream = container.streams.video[0]
-        stream.thread_type = "AUTO"
         time_base = _time_base(stream, path)
         if start_s > 0:
             container.seek(int(start_s / time_base), stream=stream, backward=True, any_frame=False)

@@ -19,7 +19,7 @@ from simulation.starcluster import simulate_starcluster
 from simulation.trajectory import BallPose, HandPose
 from vision.detect import DETECTORS, make_detector
 from vision.games import game_vision
-from vision.detect.colour import _components
+from vision.detect.colour import SAME_CENTRE_PX, ColourDetector, _components
 from vision.mapping import BoardMapper
 
 SEATS = {"red": 0, "blue": 2}
@@ -189,6 +189,7 @@ def test_a_mask_cuts_the_search_to_its_box_and_a_changed_mask_is_taken(game, pir
                      and not any(b.moving for b in f.balls))
     image, truth = renderer.render(frame)
     h, w = image.shape[:2]
+    detector.forget()  # measured afresh, as the cut ones will be (a changed mask forgets the blobs measured)
     whole = sorted(detector.detect(image), key=lambda d: (d.u, d.v))
     assert len(whole) >= 4
     cut = int(np.median([d.u for d in whole]))
@@ -206,3 +207,48 @@ def test_a_mask_cuts_the_search_to_its_box_and_a_changed_mask_is_taken(game, pir
     right = detector.detect(image, left)
     assert right and all(d.u > cut - 1 for d in right)
     assert sorted(detector.detect(image), key=lambda d: (d.u, d.v)) == whole
+
+
+def test_a_blob_whose_pixels_did_not_change_keeps_its_measurement(pirate):
+    """A blob that is where it was (same box, area and centroid within `SAME_CENTRE_PX`) keeps the balls
+    measured on an earlier frame, moved on by its centroid; a ball that moved further is measured afresh, as a
+    detector without a memory measures it."""
+    profile, match, renderer, _, detector = pirate
+    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls)
+                 and sum(b.on_table for b in f.balls) >= 4)
+    image, _ = renderer.render(still)
+    detector.forget()
+    first = detector.detect(image)
+    measured, reused = detector.measured, detector.reused
+    assert len(first) >= 4
+    assert detector.detect(image) == first  # the same frame again: every blob keeps its measurement
+    assert detector.measured == measured and detector.reused > reused
+
+    # one ball moved two cells on: it is measured afresh, the still balls mostly keep their measurement
+    ball = next(b for b in still.balls if b.on_table)
+    moved = replace(still, balls=[replace(b, x=b.x + 2 * profile.pitch_mm) if b is ball else b
+                                  for b in still.balls])
+    image2, _ = renderer.render(moved)
+    again = detector.detect(image2)
+    h, w = image.shape[:2]
+    fresh = ColourDetector(detector.model, detector.mapper, (w, h), detector.config)  # the same, but no memory
+    afresh = fresh.detect(image2)
+    near = np.array(detector.mapper.ball_centre_px(np.array([[ball.x + 2 * profile.pitch_mm, ball.y]])))[0]
+    moved_now = [d for d in again if np.hypot(d.u - near[0], d.v - near[1]) < 2 * d.radius_px]
+    assert moved_now and all(d in afresh for d in moved_now)  # measured afresh
+    kept = [d for d in again if d not in moved_now]
+
+    def followed(d):  # a first-frame measurement moved on by its blob's centroid (the render's noise moves it)
+        return any(f.colour == d.colour and f.score == d.score and f.radius_px == d.radius_px
+                   and np.hypot(f.u - d.u, f.v - d.v) <= SAME_CENTRE_PX / detector.scale + 1e-9 for f in first)
+
+    assert all(followed(d) or d in afresh for d in kept)  # each either followed or measured as a fresh detector does
+    assert sum(followed(d) and d not in afresh for d in kept) > len(kept) / 2  # most are followed
+
+    # the whole picture moved by more than SAME_CENTRE_PX (analysis pixels): every blob is measured afresh
+    step = int(np.ceil(2 * SAME_CENTRE_PX / detector.scale))
+    shifted = np.roll(image2, step, axis=1)
+    detector.detect(image2)
+    reused, measured = detector.reused, detector.measured
+    assert detector.detect(shifted)
+    assert detector.reused == reused and detector.measured > measured

@@ -613,6 +613,33 @@ def test_stop_from_the_consumer_and_before_the_frames(clip, decoded):
     assert list(early.frames()) == [] and early.received == 0
 
 
+def test_a_file_is_decoded_ahead_on_a_thread_that_stops_with_its_consumer(clip, decoded):
+    """FileSource decodes on a reader thread (`_prefetched`): the same frames as decoding in the loop, and the
+    thread is gone once the consumer closes the frames early."""
+    direct = list(sources.read_frames(clip))
+    assert [(f.t, f.index) for f in decoded] == [(f.t, f.index) for f in direct]
+    assert all(np.array_equal(a.image, b.image) for a, b in zip(decoded, direct))
+    frames = FileSource(clip).frames()
+    first = [next(frames) for _ in range(3)]
+    assert [f.t for f in first] == [f.t for f in decoded[:3]]
+    assert any(t.name == "decode" for t in threading.enumerate())  # reading ahead meanwhile
+    frames.close()  # type: ignore[attr-defined]
+    assert not any(t.name == "decode" for t in threading.enumerate())
+
+
+def test_an_error_while_decoding_ahead_comes_after_the_good_frames(clip, decoded):
+    def breaking():
+        yield from decoded[:7]
+        raise VideoError("video clip.mp4 is damaged after 7 frames (test); re-export or re-record it")
+
+    got = []
+    with pytest.raises(VideoError, match="damaged after 7 frames"):
+        for frame in sources._prefetched(breaking, 2):
+            got.append(frame)
+    assert [f.t for f in got] == [f.t for f in decoded[:7]]
+    assert not any(t.name == "decode" for t in threading.enumerate())
+
+
 # ---------------------------------------------------------------- starting a file at a time
 
 

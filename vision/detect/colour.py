@@ -11,10 +11,22 @@ resting there), so a blob is accepted only if its area fits one ball or a few
 touching ones; touching balls of one colour are split at the peaks of the
 distance transform. Each ball's centre is then refined on the full-resolution
 pixels around it.
+
+Most balls lie still most of the time, and measuring a blob (its colour
+posterior, a split, the full-resolution refinement) is most of the cost. So a
+blob of the colour, box (each side within a pixel), area (within
+`SAME_AREA`) and centroid (within `SAME_CENTRE_PX`) of one measured on the
+frame before is the same blob: its balls are the ones measured then, moved on
+by how far its centroid moved since (so a creeping ball is followed frame by
+frame), with the colour score measured then. The reference stays the frame it
+was measured on, so a blob is measured afresh once its centroid has moved
+`SAME_CENTRE_PX` from there. The frame is shrunk by halving (block
+averages, exact and fast) and a bilinear last step of less than 2x.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import cv2
@@ -28,6 +40,24 @@ from vision.mapping import BoardMapper
 from vision.types import Detection
 
 TABLE_MARGIN_MM = 40.0  # look this far beyond the table edge (balls leaving it, gutters)
+# A blob is one measured before while its centroid stays this close (analysis pixels) to the centroid it was
+# measured at, and its area within this fraction of that area (centroids of still balls move 0.2 px, median; at
+# 0.5 px a ball creeping along the Play Line looked still, and was settled early)
+SAME_CENTRE_PX = 0.25
+SAME_AREA = 0.1
+_CELL = 4  # analysis pixels: blobs measured before are looked up by the cell of their centroid
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """A blob measured on an earlier frame: its box (analysis-box pixels, x1 / y1 exclusive), centroid and
+    area when it was measured, and the balls it gave."""
+
+    label: int
+    box: tuple[int, int, int, int]
+    centre: tuple[float, float]
+    area: int
+    balls: tuple[Detection, ...]
 
 
 class ColourDetector:
@@ -50,6 +80,13 @@ class ColourDetector:
             raise InputError("colour detector: the table is not in view of this calibration's image")
         radius_full = self._radius_map(bx1 - bx0, by1 - by0)
         self.scale = float(min(1.0, config.analysis_radius_px / max(np.percentile(radius_full, 2), 1.0)))
+        # halved while the shrink is 2x or more: the box is trimmed to a multiple of 2 ** halvings (a few
+        # pixels of its margin), so every halving is an exact block average
+        self._halvings = max(0, int(np.floor(np.log2(1 / self.scale)))) if self.scale < 1.0 else 0
+        step = 2 ** self._halvings
+        bx1, by1 = bx0 + (bx1 - bx0) // step * step, by0 + (by1 - by0) // step * step
+        self.box = (bx0, by0, bx1, by1)
+        radius_full = radius_full[:by1 - by0, :bx1 - bx0]
         self.size = (max(1, round((bx1 - bx0) * self.scale)), max(1, round((by1 - by0) * self.scale)))
         self.radius = cv2.resize(radius_full, self.size, interpolation=cv2.INTER_LINEAR) * self.scale
         mask = np.zeros((self.size[1], self.size[0]), np.uint8)
@@ -61,6 +98,9 @@ class ColourDetector:
         self._labels = [*range(1, len(model.players) + 1), UNKNOWN]
         self._keep_key: tuple | None = None  # (mask cut it was made from, keep mask, its box): see `_keep`
         self._closings: dict[int, np.ndarray] = {}
+        self._measured: dict[tuple[int, int, int], _Measured] = {}  # the last frame's blobs, by label and cell
+        self.reused = 0  # blobs that kept an earlier measurement, and blobs measured: for the benchmark
+        self.measured = 0
 
     @classmethod
     def learn(cls, image: np.ndarray, mapper: BoardMapper, players: Sequence[str],
@@ -110,15 +150,29 @@ class ColourDetector:
         if self.scale == 1.0:  # only the looked-at part of the box is classified
             small = image[by0 + sy0:by0 + sy1, bx0 + sx0:bx0 + sx1]
         else:  # shrink the whole box (so the pixels are those of the full box), then cut
-            small = cv2.resize(image[by0:by1, bx0:bx1], self.size, interpolation=cv2.INTER_AREA)[sy0:sy1, sx0:sx1]
+            small = self._shrink(image[by0:by1, bx0:bx1])[sy0:sy1, sx0:sx1]
         labels = cv2.bitwise_and(self._classify(small), keep)
         out: list[Detection] = []
+        measured: dict[tuple[int, int, int], _Measured] = {}
         for label in self._labels:  # in label order, as np.unique gave them
             binary = cv2.compare(labels, label, cv2.CMP_EQ)
             x, y, w, h = cv2.boundingRect(binary)  # of its pixels: the components are found within it
             if w and h:
-                out += self._blobs(binary[y:y + h, x:x + w], label, small[y:y + h, x:x + w], image, sx0 + x, sy0 + y)
+                out += self._blobs(binary[y:y + h, x:x + w], label, small, (x, y), image, (sx0, sy0), measured)
+        self._measured = measured
         return out
+
+    def forget(self) -> None:
+        """Measure every blob afresh on the next frame."""
+        self._measured = {}
+
+    def _shrink(self, box: np.ndarray) -> np.ndarray:
+        """The box at the analysis scale: halved (block averages) while 2x or more is left, then bilinear."""
+        for _ in range(self._halvings):
+            box = cv2.resize(box, (box.shape[1] // 2, box.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        if (box.shape[1], box.shape[0]) != self.size:
+            box = cv2.resize(box, self.size, interpolation=cv2.INTER_LINEAR)
+        return box
 
     def _classify(self, bgr: np.ndarray) -> np.ndarray:
         """Labels of a BGR uint8 image through the 24-bit lookup table (the same as `ColourModel.classify`)."""
@@ -147,16 +201,20 @@ class ColourDetector:
             sub = (int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1)
             cut = np.ascontiguousarray(keep[sub[1]:sub[3], sub[0]:sub[2]]).astype(np.uint8) * 255
         self._keep_key = (None if m is None else m.copy(), cut, sub)
+        self.forget()  # blobs at the edge of another mask may have lost pixels to it: measure afresh
         return cut, sub
 
-    def _blobs(self, binary: np.ndarray, label: int, small: np.ndarray, image: np.ndarray,
-               sx0: int, sy0: int) -> list[Detection]:
-        """Balls among the pixels of one label; `binary` and `small` are cut at (sx0, sy0) of the analysis box."""
+    def _blobs(self, binary: np.ndarray, label: int, cut: np.ndarray, at: tuple[int, int], image: np.ndarray,
+               origin: tuple[int, int], measured: dict[tuple[int, int, int], _Measured]) -> list[Detection]:
+        """Balls among the pixels of one label. `cut` is the shrunk image looked at, which starts at `origin`
+        of the analysis box; `binary` is cut from it at `at`. Each blob measured goes into `measured`."""
         cfg = self.config
         fill = self.model.fill[label - 1] if label != UNKNOWN else float(np.mean(self.model.fill))
         count, comp, stats, centroids = _components(binary)
         if count <= 1:
             return []
+        small = cut[at[1]:at[1] + binary.shape[0], at[0]:at[0] + binary.shape[1]]
+        sx0, sy0 = origin[0] + at[0], origin[1] + at[1]
         # the cheap tests first, on all components at once: area against the expected ball area, streaks
         cxs, cys = centroids[1:, 0] + sx0, centroids[1:, 1] + sy0
         r_all = self.radius[np.minimum(cys.astype(int), self.size[1] - 1),
@@ -170,7 +228,19 @@ class ColourDetector:
             cx, cy = centroids[k]
             r = float(r_all[k - 1])
             n = n_all[k - 1]
-            x, y, w, h = stats[k, :4]
+            x, y, w, h = (int(v) for v in stats[k, :4])
+            box = (x + sx0, y + sy0, x + sx0 + w, y + sy0 + h)
+            centre = (float(cx) + sx0, float(cy) + sy0)
+            area = int(stats[k, cv2.CC_STAT_AREA])
+            earlier = self._unchanged(label, box, centre, area)
+            if earlier is not None:
+                measured[(label, *_cell(earlier.centre))] = earlier
+                du, dv = (centre[0] - earlier.centre[0]) / self.scale, (centre[1] - earlier.centre[1]) / self.scale
+                found += [replace(ball, u=ball.u + du, v=ball.v + dv) for ball in earlier.balls]
+                self.reused += 1
+                continue
+            self.measured += 1
+            balls_before = len(found)
             sub = comp[y:y + h, x:x + w] == k
             index, _ = self.model.bin_index(small[y:y + h, x:x + w])
             posterior = float(self.model.posterior[index[sub]].mean())
@@ -189,7 +259,22 @@ class ColourDetector:
                 if label == UNKNOWN:
                     score = min(score, cfg.unknown_score)
                 found.append(Detection(u, v, radius, colour, round(score, 3)))
+            measured[(label, *_cell(centre))] = _Measured(label, box, centre, area, tuple(found[balls_before:]))
         return found
+
+    def _unchanged(self, label: int, box: tuple[int, int, int, int], centre: tuple[float, float],
+                   area: int) -> _Measured | None:
+        """The blob of this label measured on the last frame that this one is (see the module docstring);
+        None when there is none."""
+        cx, cy = _cell(centre)
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                earlier = self._measured.get((label, cx + dx, cy + dy))
+                if earlier is not None and max(abs(a - b) for a, b in zip(earlier.box, box)) <= 1 \
+                        and abs(earlier.area - area) <= SAME_AREA * earlier.area \
+                        and np.hypot(earlier.centre[0] - centre[0], earlier.centre[1] - centre[1]) <= SAME_CENTRE_PX:
+                    return earlier
+        return None
 
     def _split(self, sub: np.ndarray, r: float, n: float) -> list[tuple[float, float]]:
         """Centres of touching balls in one blob: the distance transform's well-separated peaks."""
@@ -265,6 +350,10 @@ def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.nda
     with np.errstate(invalid="ignore", divide="ignore"):
         centroids = np.column_stack([np.bincount(ids, xs, count), np.bincount(ids, ys, count)]) / area[:, None]
     return count, comp, stats, centroids
+
+
+def _cell(centre: tuple[float, float]) -> tuple[int, int]:
+    return int(centre[0] // _CELL), int(centre[1] // _CELL)
 
 
 def _one_disc(sub: np.ndarray, r: float, limit: float) -> bool:
