@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+import vision.stabilise as vision_stabilise
+
 from calibration.calibrate import calibrate_markers
 from calibration.profile import load_profile
 from simulation.camera import make_camera
@@ -47,6 +49,28 @@ def test_hidden_markers_leave_the_frame_as_it_is(shaken):
     blank = np.zeros_like(first)
     assert np.allclose(stabiliser.update(blank), [[1, 0, 0], [0, 1, 0]]) and stabiliser.found == 0
     assert stabiliser.steady(100.0, 200.0) == (100.0, 200.0)
+
+
+@pytest.mark.parametrize("jump", [1, 2, 3, 5])
+def test_a_marker_is_found_near_its_last_place_or_in_the_whole_window(shaken, jump, monkeypatch):
+    """Each marker is looked for within LOCAL_PX of its last place first; a jump further than that (within
+    `search_px`) is found in the whole window. Either way: the transform of a whole-window search alone."""
+    profile, frames = shaken
+    first = frames[0][0]
+    calibration = calibrate_markers(first, profile)
+    near = TableStabiliser(first, calibration, profile)
+    for image, _ in frames[1:4]:
+        near.update(image)
+    jumped = np.roll(np.roll(frames[4][0], jump, axis=1), -jump, axis=0)  # the picture moved right and up
+    near.update(jumped)
+    monkeypatch.setattr(vision_stabilise, "LOCAL_PX", near.config.search_px)  # the whole window at once
+    whole = TableStabiliser(first, calibration, profile)
+    whole.update(jumped)
+    assert near.found == whole.found >= 3
+    assert np.allclose(near.transform, whole.transform, atol=1e-9)
+    unmoved = TableStabiliser(first, calibration, profile)
+    step = near.transform[:, 2] - unmoved.update(frames[4][0])[:, 2]  # the jump, the frame's own shake aside
+    assert step == pytest.approx([-jump, jump], abs=0.1)
 
 
 def test_shift_watch_reports_a_lasting_step_once_and_not_the_shake():
