@@ -61,7 +61,7 @@ from rules.result import build_result
 from rules.session import load_session
 from vision.config import PipelineConfig, split_config
 from vision.games import GameVision, game_vision
-from vision.pipeline import DetectorFactory, PipelineWarning, StageTimes, TableReader, VisionPipeline
+from vision.pipeline import DetectorFactory, Observation, PipelineWarning, StageTimes, TableReader, VisionPipeline
 from vision.sources import Clock, FrameSource, open_source
 from vision.video_io import Frame
 
@@ -390,8 +390,9 @@ class RefereeSession:
                 from vision.pose import PoseEstimator
                 from vision.pose_watch import PoseWatch
 
+                # beside the frame loop; a live source never waits for it, a file is refereed the same however fast
                 pose = PoseWatch(PoseEstimator(setup.pose_model, setup.pipeline.pose.pose_threads), setup.profile,
-                                 setup.pipeline.pose, setup.pipeline.play_line)
+                                 setup.pipeline.pose, setup.pipeline.play_line, live=source.live)
             pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(
                                       spec, setup.pipeline), setup.calibration, table_reader, pose,
                                       record_tracks=spec.tracks)
@@ -487,7 +488,8 @@ class RefereeSession:
         markers are still being looked for (nothing is refereed yet)."""
         self._first_t = frame.t if self._first_t is None else self._first_t
         self._write_source_warnings()
-        self._apply_all(self._due(frame.t))
+        if not self.pipeline.holding:  # a settle held back for pose (live) goes into the log first
+            self._apply_all(self._due(frame.t))
         self._refresh()
         if not self.pipeline.find_table(frame, self._first_t, self.source.name):
             return False
@@ -496,15 +498,18 @@ class RefereeSession:
         if seen.tracked is not None:
             self.writer.frame(seen.tracked.t, seen.tracked.tracks, seen.tracked.detections)
         start = time.perf_counter()
-        for item in seen.observations:
-            if isinstance(item, PipelineWarning):
-                self._warn(item.t, item.message, item.review)
-            else:
-                self._apply(item)
+        self._observed(seen.observations)
         self.times.add("rules", start)
         self._frames += 1
         self._refresh()
         return True
+
+    def _observed(self, observations: list[Observation]) -> None:
+        for item in observations:
+            if isinstance(item, PipelineWarning):
+                self._warn(item.t, item.message, item.review)
+            else:
+                self._apply(item)
 
     def finish(self, stop: Stop | None = None) -> RunSummary:
         """The source has ended: apply the umpire inputs still waiting, let the rules finish (the round clock),
@@ -516,6 +521,9 @@ class RefereeSession:
         if self._summary is not None:
             return self._summary
         self._write_source_warnings()
+        # pose's runs of the last frames, and a settle held back for them; a stopped file run leaves them to its
+        # resume (refereed again from the start, it applies them where this run would have gone on to)
+        self._observed(self.pipeline.close(flush=stop is None or self.source.live))
         name = self.source.name
         spec = self.setup.spec
         if stop is None and self._first_t is None:
@@ -567,7 +575,13 @@ class RefereeSession:
     def close(self) -> None:
         """Close the run folder's files (a finished run is closed already) and give up its lock; later inputs
         are refused. Inputs still waiting (the run stopped on an error) are answered refused and flagged in
-        decisions.jsonl."""
+        decisions.jsonl. Pose's worker thread is stopped."""
+        try:
+            self.pipeline.close()
+        finally:
+            self._close_record()
+
+    def _close_record(self) -> None:
         left = self._refuse_waiting()
         self.writer.close()
         if self.claim is not None:

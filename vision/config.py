@@ -240,6 +240,7 @@ class PoseConfig:
     pose_release_after_s: float = 0.5  # ... and one this long after it
     pose_crop_margin_mm: float = 300.0  # pose looks at the player's side of the line and this far past it
     pose_threads: int = 1  # onnxruntime threads for pose (more only fight the rest of the loop for 2 cores)
+    pose_join_s: float = 0.1  # a file: a pose run's result counts this long after its frame (live: once it is in)
 
     def __post_init__(self) -> None:
         _check_numbers(self, "pose")

@@ -10,7 +10,9 @@ decides what to do with each observation, and tells the pipeline what it
 accepted (`note`), which keeps the table reader's prior (the last settled
 table) in step with the engine. Without a calibration the table is found from
 its markers on the first frames. Per-stage wall times are counted for the
-benchmark.
+benchmark. Pose runs on a worker thread beside the frame loop
+(`vision.pose_watch`); `close` stops it, and on a live feed a `table_settled`
+may be held back a frame or two for it (`holding`).
 
 Vision never decides a score: the engine does, from the observations alone.
 """
@@ -185,6 +187,9 @@ class VisionPipeline:
                                        confidence=round(settle.confidence, 3)))
         start = self.times.add("track", start)
         if self.pose is not None:  # the Play Line call goes in among this frame's observations, before a settle
+            if self.pose.holding:  # live: a settle waits for pose; this frame's events (a table movement) follow it
+                events = [o for o in out if isinstance(o, Event)] + events
+                out = [o for o in out if not isinstance(o, Event)]
             watched = self.pose.update(frame.t, frame.image, self.calibration, events, to_play)
             events = watched.events
             out += [PipelineWarning(t, message, review=True) for t, message in watched.warnings]
@@ -194,6 +199,26 @@ class VisionPipeline:
             self._forget(owner, at)
         self.times.frames += 1
         return Seen([*out, *events], tracked)
+
+    @property
+    def holding(self) -> bool:
+        """Observations are held back for pose (a live feed's `table_settled` waits for the pose run in flight):
+        the referee applies nothing else meanwhile, so the log stays in time order."""
+        return self.pose is not None and self.pose.holding
+
+    def close(self, flush: bool = False) -> list[Observation]:
+        """Stop pose's worker thread. With `flush` (the source has ended) what pose still had out (runs not yet
+        applied, observations held back) is given first, in log order; a stopped file run leaves them to its resume,
+        which referees the file again from its start. Safe to call twice."""
+        if self.pose is None:
+            return []
+        try:
+            if not flush:
+                return []
+            watched = self.pose.finish()
+            return [*(PipelineWarning(t, message, review=True) for t, message in watched.warnings), *watched.events]
+        finally:
+            self.pose.close()
 
     # ------------------------------------------------------------------ helpers
 

@@ -5,10 +5,18 @@ decoding of the (1, 56, N) output (box, person score, 17 COCO keypoints of
 x, y, confidence), non-maximum suppression and the mapping back to image
 pixels are done here, and checked against ultralytics' own predictions on
 the same photographs (tests/vision/test_pose.py).
+
+The model built by models/build_pose.py has a dynamic input shape: an image is
+letterboxed to the smallest rectangle whose long side is the model size (640)
+and whose short side is a multiple of the stride (32), as ultralytics'
+rectangular inference does, so the network does little work on padding (the
+1280x321 crop of the Play Line goes in as 640x160, not 640x640). A model with
+a fixed input shape is letterboxed onto its square.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +31,8 @@ COCO_KEYPOINTS = (
     "left_knee", "right_knee", "left_ankle", "right_ankle",
 )
 PAD_VALUE = 114  # the grey ultralytics pads with; the model was trained on it
+DEFAULT_SIZE = 640  # the long side of the input of a dynamic model without ultralytics' metadata
+DEFAULT_STRIDE = 32
 
 
 @dataclass(frozen=True)
@@ -45,7 +55,7 @@ class Person:
 
 @dataclass(frozen=True)
 class Letterbox:
-    """How an image was scaled and padded into the square model input."""
+    """How an image was scaled and padded into the model input."""
 
     gain: float
     pad_x: float
@@ -55,14 +65,19 @@ class Letterbox:
         return (xy - np.array([self.pad_x, self.pad_y])) / self.gain
 
 
-def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, Letterbox]:
-    """Resize keeping the aspect ratio, centre on a grey square (as ultralytics does)."""
+def letterbox(image: np.ndarray, size: int, stride: int | None = None) -> tuple[np.ndarray, Letterbox]:
+    """Resize keeping the aspect ratio so the long side is `size`, centre on grey padding (as ultralytics
+    does): on a `size` square, or with a `stride` on the smallest rectangle whose sides are multiples of it
+    (ultralytics' `LetterBox(auto=True)`, its rectangular inference)."""
     h, w = image.shape[:2]
     gain = min(size / h, size / w)
-    new_w, new_h = round(w * gain), round(h * gain)
+    new_w, new_h = max(round(w * gain), 1), max(round(h * gain), 1)
     if (new_w, new_h) != (w, h):
         image = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_LINEAR)
-    dw, dh = (size - new_w) / 2, (size - new_h) / 2
+    pad_w, pad_h = size - new_w, size - new_h
+    if stride is not None:
+        pad_w, pad_h = pad_w % stride, pad_h % stride
+    dw, dh = pad_w / 2, pad_h / 2
     top, bottom = round(dh - 0.1), round(dh + 0.1)
     left, right = round(dw - 0.1), round(dw + 0.1)
     padded = cv2.copyMakeBorder(image, top, bottom, left, right, cv2.BORDER_CONSTANT, value=(PAD_VALUE,) * 3)
@@ -96,13 +111,20 @@ class PoseEstimator:
         self.session = open_session(model, threads)
         model_input = self.session.get_inputs()[0]
         self.input_name = model_input.name
-        self.size = int(model_input.shape[2])
+        height, width = model_input.shape[2:4]
+        self.stride: int | None  # None: a fixed square input; else the input's sides are multiples of it
+        if isinstance(height, int) and isinstance(width, int):
+            self.size, self.stride = max(height, width), None
+        else:  # a dynamic input: the export's image size is the long side (ultralytics' metadata)
+            meta = self.session.get_modelmeta().custom_metadata_map
+            self.size = max(ast.literal_eval(meta["imgsz"])) if "imgsz" in meta else DEFAULT_SIZE
+            self.stride = int(meta.get("stride", DEFAULT_STRIDE))
         self.score_threshold = score_threshold
         self.iou_threshold = iou_threshold
 
     def __call__(self, image: np.ndarray) -> list[Person]:
-        square, box = letterbox(image, self.size)
-        blob = cv2.dnn.blobFromImage(square, 1 / 255.0, swapRB=True)  # BGR -> RGB, HWC -> NCHW, float32
+        boxed, box = letterbox(image, self.size, self.stride)
+        blob = cv2.dnn.blobFromImage(boxed, 1 / 255.0, swapRB=True)  # BGR -> RGB, HWC -> NCHW, float32
         output = self.session.run(None, {self.input_name: blob})[0][0].T  # (N, 56)
         return self.decode(output, box, image.shape[:2])
 

@@ -1,23 +1,41 @@
 """When pose runs, on which pixels, and which Play Line call belongs to which shot (Star Cluster Ball).
 
-Pose costs about 80 ms a run on one core, the rest of the loop 16-25 ms a frame, so it cannot
-run on every frame. It runs on a crop holding the player's side of the Play Line (and
+Pose costs about 25 ms a run on one core, the rest of the loop 16-25 ms a frame, so it does not
+run on every frame, and it never runs in the frame loop: it runs beside it, on a worker thread
+(one run at a time). It runs on a crop holding the player's side of the Play Line (and
 `pose_crop_margin_mm` past it), every `pose_interval_s` while nobody is at the line, and every
 `pose_release_interval_s` during a release window: while the shooter's body is within `pose_arm_mm`
 of the line, and until `pose_release_after_s` after vision sees the ball cross it (`shot_started`).
 Idle runs are skipped while the crop looks as it did when pose last saw nobody at the line.
+
+A run's result is joined to the shot by its frame's time, in one of two modes:
+
+* a file (`live=False`) gives the same record however fast the machine is (a resumed run is
+  re-refereed and checked line by line): a run started at frame time t is applied at the first
+  frame at or after t + `pose_join_s`, the loop waiting for it there only if it is not done yet; a
+  frame due for a run while the worker is busy waits for it (a run is never skipped for being
+  late); so which frames pose runs on, and when each result counts, depend on frame times and
+  earlier results only. Every run started before a `table_settled` is applied before it goes out.
+* a live feed (`live=True`) never waits: a frame due for a run while one is in flight is skipped
+  (pose runs on the newest frames) and a result is applied at the first frame after it is done. A
+  `table_settled` that comes while a run is in flight is held back, with what follows it, until the
+  result is in, and then goes out at its own time, so a call from that run still comes before it.
 
 "During a shot" (SCB-3.5) is read as the release: from the shooter at the line with the ball to a
 moment after the ball crossed the line. A lean over the line comes with the release, before the
 ball crosses, and vision sees the ball cross late (its track is confirmed a few frames on), so a
 call made before a `shot_started` is held and goes to the shot whose ball is seen crossing within
 `pose_release_before_s` of it. It is emitted right after that `shot_started`, at its time (the log
-stays in time order and the engine has the shot open), and always before the shot's
+stays in time order and the engine has the shot open), or, when the run that made it is applied
+later, with that frame's observations at that frame's time; always before the shot's
 `table_settled`, so the engine voids the shot. A call no shot claims is a review warning.
 """
 
 from __future__ import annotations
 
+import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -106,13 +124,43 @@ class _Shot:
     called: bool = False
 
 
+@dataclass(frozen=True)
+class _Run:
+    """A pose run handed to the worker: the frame's time, where its crop was and for which calibration, the
+    crop shrunk (the empty view, if pose finds nobody at the line), and the people it will find."""
+
+    t: float
+    crop: Crop
+    calibration: Calibration
+    thumbnail: np.ndarray
+    people: Future[list[Person]]
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A live frame's observations held back (from a `table_settled` on) until the run in flight is applied."""
+
+    t: float
+    events: list[Event]
+    to_play: str | None
+
+
 class PoseWatch:
-    """Runs pose at the rate the moment needs and adds the Play Line call to the frame's observations."""
+    """Runs pose at the rate the moment needs, beside the frame loop, and adds the Play Line call to the frame's
+    observations. `live`: the source is a live feed (never wait for pose), else a file (deterministic); see the
+    module docstring. `close` stops the worker thread."""
 
     def __init__(self, estimator: Estimator, profile: TableProfile, config: PoseConfig,
-                 settings: PlayLineSettings = PlayLineSettings()) -> None:
+                 settings: PlayLineSettings = PlayLineSettings(), live: bool = False) -> None:
         self.estimator, self.profile, self.config, self.settings = estimator, profile, config, settings
+        self.live = live
         self.calls = 0  # pose runs, for the benchmark
+        self.run_seconds = 0.0  # wall time the worker spent in pose runs, for the benchmark
+        self.waits = 0  # times the frame loop waited for the worker (file mode only)
+        self._worker: ThreadPoolExecutor | None = None  # started on the first run
+        self._runs: deque[_Run] = deque()  # handed to the worker, not yet applied, oldest first
+        self._held: list[_Held] = []  # live: frames held back behind the run in flight
+        self._t = 0.0  # the latest frame's time
         self._calibration: Calibration | None = None
         self._judge: PlayLineJudge | None = None
         self._crop = Crop(0, 0, 0, 0)
@@ -128,6 +176,8 @@ class PoseWatch:
         calls no shot claimed (for a person). `to_play`: whose turn it is, the shooter of a `shot_started`
         that names nobody."""
         warnings: list[tuple[float, str]] = []
+        self._t = t
+        self._raise_failed()
         if calibration is not self._calibration:  # first frame, or re-mapped after the camera moved
             self._calibration = calibration
             self._judge = PlayLineJudge(calibration, self.profile, self.settings)
@@ -135,29 +185,145 @@ class PoseWatch:
             self._crop = near_side_crop(calibration, self._judge, self.profile, self.config.pose_crop_margin_mm,
                                         (width, height))
             self._empty = None
-        if self._due(t, image):
-            call = self._look(t, image)
-            if call is not None:
-                if self._pending is not None:
-                    warnings.append(self._unclaimed(t, self._pending))
-                self._pending = call
+        self._apply_due(t, warnings)
+        out: list[Event] = []
+        if self._held and not self._runs:  # live: the run the held settle waited for is applied
+            held, self._held = self._held, []
+            for frame in held:
+                out += self._frame(frame.t, frame.events, frame.to_play, warnings)
+        if not (self.live and self._runs) and self._due(t, image):  # live: skipped while a run is in flight
+            self._start(t, image)
+            self._apply_due(t, warnings)  # `pose_join_s` 0: at once, as if pose ran in the loop
+        if self.live and (self._held or (self._runs and any(isinstance(e, TableSettled) for e in events))):
+            settle = next((i for i, e in enumerate(events) if isinstance(e, TableSettled)), len(events)) \
+                if not self._held else 0
+            if settle:
+                out += self._observe(events[:settle], to_play, t)
+            self._held.append(_Held(t, events[settle:], to_play))  # it goes out once the run in flight is in
+            return Watched(out, warnings)
+        if any(isinstance(e, TableSettled) for e in events):
+            while self._runs:  # a file: every run started before the settle counts for its shot
+                self._apply(self._runs.popleft(), t, warnings)
+        out += self._frame(t, events, to_play, warnings)
+        return Watched(out, warnings)
+
+    @property
+    def holding(self) -> bool:
+        """A live frame's observations are held back behind the run in flight (`table_settled` waits for it)."""
+        return bool(self._held)
+
+    def finish(self) -> Watched:
+        """The source has ended: every run still out applied (waiting for it), and what was held, at the last frame's
+        time. The worker keeps running; `close` stops it."""
+        warnings: list[tuple[float, str]] = []
+        while self._runs:
+            self._apply(self._runs.popleft(), self._t, warnings)
+        held, self._held = self._held, []
+        out: list[Event] = []
+        for frame in held:
+            out += self._frame(frame.t, frame.events, frame.to_play, warnings)
+        out += self._claim(self._t)
+        return Watched(out, warnings)
+
+    def close(self) -> None:
+        """Stop the worker thread (a run in progress is waited for, results not yet applied are dropped); safe to call
+        twice. A failed run not yet raised in the frame loop is raised here, unless `update` or `finish` raised it."""
+        worker, self._worker = self._worker, None
+        runs, self._runs = list(self._runs), deque()
+        if worker is not None:
+            worker.shutdown(wait=True, cancel_futures=True)
+        for run in runs:
+            error = None if run.people.cancelled() else run.people.exception()
+            if error is not None:
+                raise error
+
+    def wait_idle(self) -> None:
+        """Block until no run is in progress on the worker (tests and tools; the frame loop never calls it)."""
+        wait([run.people for run in self._runs])
+
+    def __enter__(self) -> PoseWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _frame(self, t: float, events: list[Event], to_play: str | None,
+               warnings: list[tuple[float, str]]) -> list[Event]:
+        """One frame's observations with the call in place; a held call no shot claimed in time is a warning."""
+        out = self._observe(events, to_play, t)
+        out += self._claim(t)
+        if self._pending is not None and t - self._pending.t > self.config.pose_release_before_s:
+            warnings.append(self._unclaimed(t, self._pending))
+            self._pending = None
+            self._reset(t)  # a lean at the next release is called again
+        return out
+
+    def _observe(self, events: list[Event], to_play: str | None, t: float) -> list[Event]:
         out: list[Event] = []
         for event in events:
             if isinstance(event, TableSettled):
-                out += self._claim()  # a call on the settling frame still belongs to the shot
+                out += self._claim(t)  # a call on the settling frame still belongs to the shot
                 self._shot = None
                 self._reset(t)  # the next shot gets its own call, even if the shooter never stepped back
             out.append(event)
             if isinstance(event, ShotStarted):
                 self._shot = _Shot(event.t, event.player or to_play)
                 self._armed_until = max(self._armed_until, event.t + self.config.pose_release_after_s)
-                out += self._claim()
-        out += self._claim()
-        if self._pending is not None and t - self._pending.t > self.config.pose_release_before_s:
-            warnings.append(self._unclaimed(t, self._pending))
-            self._pending = None
-            self._reset(t)  # a lean at the next release is called again
-        return Watched(out, warnings)
+                out += self._claim(t)
+        return out
+
+    def _start(self, t: float, image: np.ndarray) -> None:
+        """Hand a pose run on this frame's crop to the worker; a file first waits for the run before to finish."""
+        assert self._calibration is not None
+        if self._runs and not self._runs[-1].people.done():  # a file: one run at a time, none skipped
+            self.waits += 1
+            wait([self._runs[-1].people])
+            self._raise_failed()
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pose-worker")
+        c = self._crop
+        crop = image[c.y0:c.y1, c.x0:c.x1].copy()  # the frame may be reused once the loop moves on
+        self._runs.append(_Run(t, c, self._calibration, self._thumbnail(image), self._worker.submit(self._run, crop)))
+        self.calls += 1
+
+    def _run(self, crop: np.ndarray) -> list[Person]:
+        """On the worker thread."""
+        start = time.perf_counter()
+        try:
+            return self.estimator(crop)
+        finally:
+            self.run_seconds += time.perf_counter() - start
+
+    def _apply_due(self, t: float, warnings: list[tuple[float, str]]) -> None:
+        """Live: the runs done by now. A file: the runs started `pose_join_s` or more before `t`, waited for."""
+        while self._runs and (self._runs[0].people.done() if self.live else
+                              t >= self._runs[0].t + self.config.pose_join_s - TIME_TOLERANCE_S):
+            self._apply(self._runs.popleft(), t, warnings)
+
+    def _raise_failed(self) -> None:
+        """A run that failed is raised in the frame loop at the first frame after it did."""
+        failed = [run for run in self._runs if run.people.done() and run.people.exception() is not None]
+        if failed:
+            self._runs.clear()
+            failed[0].people.result()
+
+    def _apply(self, run: _Run, t: float, warnings: list[tuple[float, str]]) -> None:
+        """A run's result (waited for if not in yet), at its frame's time: opens the release window when the shooter
+        is at the line, feeds the judge, and holds the call it makes."""
+        assert self._judge is not None
+        if not run.people.done():
+            self.waits += 1
+        people = [shifted(p, run.crop.x0, run.crop.y0) for p in run.people.result()]  # raises the worker's error
+        reach = self._judge.shooter(people)
+        if reach and max(r.beyond_mm for r in reach) > -self.config.pose_arm_mm:
+            self._armed_until = max(self._armed_until, run.t + self.config.pose_interval_s)
+        elif run.calibration is self._calibration:
+            self._empty = run.thumbnail
+        call = self._judge.update(run.t, people, shooting=run.t < self._armed_until)  # outside a window it forgets
+        if call is not None:
+            if self._pending is not None:
+                warnings.append(self._unclaimed(t, self._pending))
+            self._pending = call
 
     def _due(self, t: float, image: np.ndarray) -> bool:
         """Every look in a release window; an idle look only if the crop changed since nobody was at the line."""
@@ -175,21 +341,9 @@ class PoseWatch:
         size = (THUMB_WIDTH, max(1, round(THUMB_WIDTH * (c.y1 - c.y0) / (c.x1 - c.x0))))
         return cv2.resize(grey, size, interpolation=cv2.INTER_AREA).astype(np.int16)
 
-    def _look(self, t: float, image: np.ndarray) -> PlayLineCrossing | None:
-        """One pose run on the crop; opens the release window when the shooter is at the line."""
-        assert self._judge is not None
-        c = self._crop
-        people = [shifted(p, c.x0, c.y0) for p in self.estimator(image[c.y0:c.y1, c.x0:c.x1])]
-        self.calls += 1
-        reach = self._judge.shooter(people)
-        if reach and max(r.beyond_mm for r in reach) > -self.config.pose_arm_mm:
-            self._armed_until = max(self._armed_until, t + self.config.pose_interval_s)
-        else:
-            self._empty = self._thumbnail(image)
-        return self._judge.update(t, people, shooting=t < self._armed_until)  # outside a window it forgets
-
-    def _claim(self) -> list[Event]:
-        """The held call, if the open shot has none yet and the call falls in its release window."""
+    def _claim(self, t: float) -> list[Event]:
+        """The held call, if the open shot has none yet and the call falls in its release window; it goes out at the
+        time of the frame whose observations it joins (`t`), after the shot's start (the log stays in time order)."""
         shot, call = self._shot, self._pending
         if shot is None or call is None or shot.called:
             return []
@@ -197,7 +351,7 @@ class PoseWatch:
             return []
         self._pending = None
         shot.called = True
-        return [replace(call, t=max(call.t, shot.t), player=shot.player)]
+        return [replace(call, t=max(call.t, shot.t, t), player=shot.player)]
 
     def _unclaimed(self, t: float, call: PlayLineCrossing) -> tuple[float, str]:
         """A call no shot claimed: the umpire decides (a shot vision missed, or a lean that was no shot)."""

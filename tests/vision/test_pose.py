@@ -2,7 +2,8 @@
 
 models/build_pose.py exports the ONNX and, in the same run, has ultralytics predict with it on the two
 photographs of people that ship with ultralytics; those predictions are the reference here. The runtime
-must find the same people with the same boxes and keypoints.
+must feed the network the same input shape (the model's input is dynamic: both letterbox each photograph to
+the smallest stride-aligned rectangle) and find the same people with the same boxes and keypoints.
 """
 
 import json
@@ -38,7 +39,12 @@ def test_model_card_checksum_matches_the_weights_it_was_built_from(reference):
 @pytest.mark.parametrize("photo", ["bus.jpg", "zidane.jpg"])
 def test_decoder_matches_ultralytics_on_real_photographs(estimator, reference, photo):
     expected = reference["photos"][photo]
-    found = estimator(cv2.imread(str(BUILD / photo)))
+    image = cv2.imread(str(BUILD / photo))
+    # like with like: the network saw the photograph letterboxed to the rectangle ultralytics fed it
+    boxed, _ = letterbox(image, estimator.size, estimator.stride)
+    assert list(boxed.shape[:2]) == reference["input_hw"][photo]
+    assert max(boxed.shape[:2]) == 640 and min(boxed.shape[:2]) < 640
+    found = estimator(image)
     assert len(found) == len(expected) >= 2
     for person in expected:
         match = min(found, key=lambda p: np.abs(np.subtract(p.box, person["box"])).max())
@@ -55,6 +61,25 @@ def test_a_picture_without_people_gives_nobody(estimator):
     board = np.full((480, 640, 3), (90, 160, 200), np.uint8)
     cv2.rectangle(board, (100, 100), (540, 380), (40, 40, 40), 5)
     assert estimator(board) == []
+
+
+def test_the_model_input_is_dynamic_and_the_play_line_crop_goes_in_as_640x160(estimator):
+    assert estimator.size == 640 and estimator.stride == 32
+    crop = np.zeros((321, 1280, 3), np.uint8)  # the Play Line crop of the behind_play_line camera
+    boxed, box = letterbox(crop, estimator.size, estimator.stride)
+    assert boxed.shape == (160, 640, 3) and box == Letterbox(0.5, 0, 0)
+    assert estimator(crop) == []
+
+
+def test_rectangular_letterbox_pads_the_short_side_to_the_stride():
+    image = np.zeros((720, 1280, 3), np.uint8)
+    boxed, box = letterbox(image, 640, stride=32)
+    # 1280 -> 640 wide: gain 0.5, 360 rows of picture; 384 is the next multiple of 32: 12 rows of grey above
+    assert boxed.shape == (384, 640, 3) and box == Letterbox(0.5, 0, 12)
+    assert (boxed[:12] == 114).all() and (boxed[12:372] == 0).all() and (boxed[372:] == 114).all()
+    np.testing.assert_allclose(box.to_image(np.array([[320.0, 192.0]])), [[640.0, 360.0]])
+    tall = np.zeros((1080, 810, 3), np.uint8)  # bus.jpg's shape: 480 wide, a multiple of 32 already
+    assert letterbox(tall, 640, stride=32)[0].shape == (640, 480, 3)
 
 
 def test_letterbox_scales_and_centres_like_the_independent_formula():

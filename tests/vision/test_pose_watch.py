@@ -1,22 +1,26 @@
-"""Play Line fouls in the referee loop: when pose runs, which shot a call belongs to, and the real thing
+"""Play Line fouls in the referee loop: when pose runs, which shot a call belongs to, pose beside the frame
+loop (a file refereed the same however fast pose is, a live feed that never waits for it), and the real thing
 end to end on rendered video (the shooter's head over the line in play_line_foul; a shooter who stays
 behind it elsewhere)."""
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from clocks import GUARD_S, LockstepClock
 
 from calibration.calibrate import calibrate_markers
 from calibration.profile import load_profile
 from referee.cli import main
+from referee.session import RefereeSession, RunSpec
 from rules.events import BallSighting, Location, Place, PlayLineCrossing, ShotStarted, Snapshot, TableSettled
-from vision.config import PoseConfig
+from vision.config import PoseConfig, SourceConfig
 from vision.play_line import PlayLineJudge
-from vision.pose import COCO_KEYPOINTS, Keypoint, Person
-from vision.pose_watch import PoseWatch, near_side_crop, shifted
-from vision.sources import FileSource
+from vision.pose import COCO_KEYPOINTS, Keypoint, Person, PoseEstimator
+from vision.pose_watch import DEFAULT_POSE_MODEL, PoseWatch, near_side_crop, shifted
+from vision.sources import FileSource, open_source
 from vision.video_io import VideoWriter
 
 SAMPLES = Path(__file__).parents[2] / "sample_videos/starcluster"
@@ -42,20 +46,24 @@ def head_at(calibration, profile, beyond_mm: float) -> Person:
 
 class Scripted:
     """A pose model that sees the head where the script says at each time (in the crop it is given, as the
-    real model does), and counts its runs."""
+    real model does), and counts its runs. It runs on the watch's worker thread, so it reads the frame's time
+    from the pixels it is given: `stamp` writes the frame's index into the crop's first pixel."""
 
     def __init__(self, image, calibration, profile, reach):
         self.calibration, self.profile, self.reach = calibration, profile, reach
         height, width = image.shape[:2]
         self.crop = near_side_crop(calibration, PlayLineJudge(calibration, profile), profile,
                                    PoseConfig().pose_crop_margin_mm, (width, height))
-        self.t = 0.0
         self.runs: list[float] = []
+
+    def stamp(self, frame, index):
+        frame[self.crop.y0, self.crop.x0] = (index % 256, index // 256, 0)
 
     def __call__(self, image):
         assert image.shape[:2] == (self.crop.y1 - self.crop.y0, self.crop.x1 - self.crop.x0)
-        self.runs.append(self.t)
-        beyond = self.reach(self.t)
+        t = (int(image[0, 0, 0]) + 256 * int(image[0, 0, 1])) / FPS
+        self.runs.append(t)
+        beyond = self.reach(t)
         return [] if beyond is None else [shifted(head_at(self.calibration, self.profile, beyond),
                                                   -self.crop.x0, -self.crop.y0)]
 
@@ -74,17 +82,17 @@ def watch_through(first_frame, reach, observations, seconds, config=PoseConfig()
     model = Scripted(image, calibration, profile, reach)
     shade = shade or (lambda t: None if reach(t) is None else 255)
     warnings = []
-    watch = PoseWatch(model, profile, config)
     out = []
-    for i in range(round(seconds * FPS)):
-        t = i / FPS
-        model.t = t
-        frame = image.copy()
-        if shade(t) is not None:
-            frame[model.crop.y1 - 150:model.crop.y1, model.crop.x0 + 300:model.crop.x0 + 600] = shade(t)
-        watched = watch.update(t, frame, calibration, [e(t) for e in observations.get(i, ())], to_play="blue")
-        out += watched.events
-        warnings += watched.warnings
+    with PoseWatch(model, profile, config) as watch:
+        for i in range(round(seconds * FPS)):
+            t = i / FPS
+            frame = image.copy()
+            model.stamp(frame, i)
+            if shade(t) is not None:
+                frame[model.crop.y1 - 150:model.crop.y1, model.crop.x0 + 300:model.crop.x0 + 600] = shade(t)
+            watched = watch.update(t, frame, calibration, [e(t) for e in observations.get(i, ())], to_play="blue")
+            out += watched.events
+            warnings += watched.warnings
     return out, warnings, model.runs
 
 
@@ -113,8 +121,12 @@ def test_one_call_per_shot_and_a_lean_with_no_shot_goes_to_review(first_frame):
         200: [lambda t: ShotStarted(t=t)], 230: [settled]}, 9.5)
     crossings = [e for e in out if isinstance(e, PlayLineCrossing)]
     assert [c.player for c in crossings] == ["red", "blue"]
-    assert 0.5 < crossings[0].t < 0.8 and crossings[1].t == pytest.approx(200 / FPS)
-    assert [message.split(" at ")[1][:5] for _, message in warnings] == ["4.13s", "8.13s"]
+    # the second lean's third run over the line is at frame 199; its result counts `pose_join_s` later, at frame
+    # 202, after the shot started at frame 200: the call joins that frame's observations
+    assert 0.5 < crossings[0].t < 0.8 and crossings[1].t == pytest.approx(202 / FPS)
+    # the first run (frame 0) opens the window when its result counts, at frame 3: from then on pose runs on odd
+    # frames, and a lean from 4.0 s is called on its third run over the line, frame 125
+    assert [message.split(" at ")[1][:5] for _, message in warnings] == ["4.17s", "8.17s"]
     assert warnings[0][0] == pytest.approx(5.2, abs=0.05) and "head crossed the Play Line" in warnings[0][1]
     assert "no shot seen; no call, please review" in warnings[0][1]
     kinds = [e.TYPE for e in out]
@@ -206,3 +218,186 @@ def test_no_pose_is_said_in_the_result_and_the_log(short_clip, tmp_path, capsys)
     assert source["pose"] == "off" and "Play Line fouls by the body are not watched" in source["warnings"][0]
     first = json.loads((tmp_path / "decisions.jsonl").read_text().splitlines()[0])
     assert first["type"] == "warning" and "not watched" in first["message"]
+
+
+# ---------------------------------------------------------------- pose beside the frame loop, on real pixels
+
+@pytest.fixture(scope="module")
+def lean_frames():
+    """play_line_foul's frames 0-111 (the real model sees the shooter's head come to the line from 1.1 s and over
+    it at 1.53-1.77 s, frames 46-53), their calibration and the real pose model."""
+    frames = []
+    for frame in FileSource(SAMPLES / "play_line_foul/video.mp4").frames():
+        if frame.index == 112:
+            break
+        frames.append(frame.image)
+    profile = load_profile("starcluster")
+    return frames, calibrate_markers(frames[0], profile), profile, PoseEstimator(DEFAULT_POSE_MODEL)
+
+
+class Gated:
+    """An estimator whose n-th run (0-based, in the order the worker starts them) returns only once the test has
+    released at least n + 1 runs: the test, not the machine, decides when each result is in. Condition waits,
+    with a deadlock guard only."""
+
+    def __init__(self, estimator, fail_on=None):
+        self.estimator, self.fail_on = estimator, fail_on
+        self._cond = threading.Condition()
+        self.started = 0  # runs begun
+        self.finished = 0  # runs returned (or raised)
+        self.released = 0
+
+    def __call__(self, image):
+        with self._cond:
+            n = self.started
+            self.started += 1
+            self._cond.notify_all()
+            if not self._cond.wait_for(lambda: self.released > n, timeout=GUARD_S):
+                raise AssertionError(f"deadlock guard: pose run {n} was never released")
+        try:
+            if n == self.fail_on:
+                raise RuntimeError("the pose model broke")
+            return self.estimator(image)
+        finally:
+            with self._cond:
+                self.finished += 1
+                self._cond.notify_all()
+
+    def release(self, upto):
+        with self._cond:
+            self.released = max(self.released, upto)
+            self._cond.notify_all()
+
+    def wait_started(self, count):
+        with self._cond:
+            assert self._cond.wait_for(lambda: self.started >= count, timeout=GUARD_S), "deadlock guard"
+
+
+def feed(watch, frames, calibration, first, last, observations, after=None):
+    """Frames first..last-1 through `watch`; `observations`: frame index -> events; `after(i)` runs after each
+    frame. Returns the events and warnings in order, and the frame at which each run was started."""
+    out, warnings, started = [], [], []
+    for i in range(first, last):
+        t = i / FPS
+        before = watch.calls
+        watched = watch.update(t, frames[i], calibration, [e(t) for e in observations.get(i, ())], to_play="blue")
+        started += [i] * (watch.calls - before)
+        out += watched.events
+        warnings += watched.warnings
+        if after is not None:
+            after(i)
+    return out, warnings, started
+
+
+def shot_at(player):
+    return lambda t: ShotStarted(t=t, player=player)
+
+
+def test_a_file_gives_the_same_observations_however_fast_pose_is(lean_frames):
+    """File mode, default `pose_join_s`: results that are in long before they count (fast) and results that come
+    only once the frame loop has stopped to wait for them (slow) give the very same observations, from pose runs
+    on the very same frames; the lean over the line is called on the shot, before its settle."""
+    frames, calibration, profile, model = lean_frames
+    script = {56: [shot_at("red")], 100: [settled]}
+
+    fast = Gated(model)
+    with PoseWatch(fast, profile, PoseConfig()) as watch:
+        def at_once(i):  # every result is in before the next frame
+            fast.release(watch.calls)
+            watch.wait_idle()
+
+        fast_run = feed(watch, frames, calibration, 30, 112, script, at_once)
+        end = watch.finish()  # the source ends: the last runs are applied
+        fast_run = (fast_run[0] + end.events, fast_run[1] + end.warnings, fast_run[2])
+        assert watch.waits == 0
+
+    slow = Gated(model)
+    stop = threading.Event()
+    with PoseWatch(slow, profile, PoseConfig()) as watch:
+        def release_when_waited_for():  # a result is released only once the loop is waiting for it
+            while not stop.is_set():
+                if watch.waits > slow.released:
+                    slow.release(watch.waits)
+                stop.wait(0.001)
+
+        releaser = threading.Thread(target=release_when_waited_for)
+        releaser.start()
+        try:
+            slow_run = feed(watch, frames, calibration, 30, 112, script)
+            end = watch.finish()
+            slow_run = (slow_run[0] + end.events, slow_run[1] + end.warnings, slow_run[2])
+        finally:
+            stop.set()
+            releaser.join()
+            slow.release(10 ** 6)
+        assert watch.waits == watch.calls == len(slow_run[2])  # the loop waited for every run
+
+    assert slow_run == fast_run
+    out, warnings, started = fast_run
+    assert [e.TYPE for e in out] == ["shot_started", "play_line_crossing", "table_settled"]
+    assert out[1].player == "red" and out[1].body_part == "head" and out[1].t == out[0].t == 56 / FPS
+    assert warnings == [] and len(started) >= 10
+
+
+def test_a_live_feed_goes_on_while_pose_runs_and_the_settle_waits_for_its_result(lean_frames):
+    """Live mode: with a pose run blocked, the loop goes on frame after frame, starting no other run; a settle that
+    comes meanwhile is held back, and goes out once the result is in, at its own time, after the call that result
+    made (the shooter's head over the line for the third run: frames 46-53)."""
+    frames, calibration, profile, model = lean_frames
+    gate = Gated(model)
+    with PoseWatch(gate, profile, PoseConfig(), live=True) as watch:
+        def prompt_until_50(i):  # results are in at once before frame 50; the run started then is held
+            if i < 50:
+                gate.release(watch.calls)
+                watch.wait_idle()
+
+        out, warnings, started = feed(watch, frames, calibration, 36, 52, {47: [shot_at("red")]}, prompt_until_50)
+        assert started[-1] in (50, 51) and gate.finished == len(started) - 1
+        assert [e.TYPE for e in out] == ["shot_started"]
+        in_flight = len(started)
+        gate.wait_started(in_flight)  # the worker is in the run, blocked
+        held, _, more = feed(watch, frames, calibration, 52, 62, {52: [settled]})
+        assert held == [] and more == [] and watch.holding
+        assert gate.started == watch.calls == in_flight and gate.finished == in_flight - 1  # no other run
+        gate.release(in_flight)
+        watch.wait_idle()
+        after, _, _ = feed(watch, frames, calibration, 62, 63, {})
+        gate.release(10 ** 6)
+    assert [e.TYPE for e in after] == ["play_line_crossing", "table_settled"]
+    crossing, settle = after
+    assert crossing.player == "red" and crossing.body_part == "head"
+    assert crossing.t == settle.t == 52 / FPS  # at the settle's own time, before it
+    times = [e.t for e in out + after]
+    assert times == sorted(times) and warnings == [] and not watch.holding
+
+
+@pytest.mark.parametrize("live", [False, True])
+def test_a_failing_pose_run_is_raised_in_the_frame_loop(lean_frames, live):
+    frames, calibration, profile, model = lean_frames
+    gate = Gated(model, fail_on=1)
+    with PoseWatch(gate, profile, PoseConfig(), live=live) as watch:
+        gate.release(10 ** 6)
+        with pytest.raises(RuntimeError, match="the pose model broke"):
+            for i in range(36, 112):
+                watch.update(i / FPS, frames[i], calibration, [], to_play="blue")
+                watch.wait_idle()  # live: the failure is in before the next frame
+        assert gate.finished == 2
+
+
+def test_the_session_runs_pose_live_on_a_live_source_and_stops_its_worker(short_clip, tmp_path):
+    """A file played live gets the live mode (never waits), a file the deterministic one; the session's end stops
+    the worker thread, and the live record is in time order."""
+    video = str(short_clip / "video.mp4")
+    spec = RunSpec(video, "starcluster", tmp_path / "file", session=short_clip / "truth.json")
+    with RefereeSession.open(spec) as session:
+        assert session.pipeline.pose is not None and not session.pipeline.pose.live
+    clock = LockstepClock()
+    live = clock.follow(open_source(video, SourceConfig(), live=True, clock=clock))
+    spec = RunSpec(video, "starcluster", tmp_path / "live", session=short_clip / "truth.json", live=True)
+    with RefereeSession.open(spec, source=live) as session:
+        assert session.pipeline.pose is not None and session.pipeline.pose.live
+        summary = session.run()
+        assert summary.frames == FPS and session.pipeline.pose.calls > 0
+    assert not [t for t in threading.enumerate() if t.name.startswith("pose-worker")]
+    times = [json.loads(line)["t"] for line in (tmp_path / "live" / "events.jsonl").read_text().splitlines()]
+    assert times == sorted(times)
