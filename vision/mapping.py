@@ -66,12 +66,16 @@ class BoardMapper:
     def locate(self, point_mm: tuple[float, float]) -> Location:
         return self.profile.locate((float(point_mm[0]), float(point_mm[1])), self.tolerance_mm).at
 
-    def map(self, detections: list[Detection]) -> list[BoardBall]:
-        """Image detections -> balls on the board: contact point in mm and the place under it."""
+    def map(self, detections: list[Detection], points_px: np.ndarray | None = None) -> list[BoardBall]:
+        """Image detections -> balls on the board: contact point in mm and the place under it. `points_px`
+        (N, 2): the visible centres to map instead of the detections' own (steadied against camera shake);
+        the balls keep the detections as given."""
         if not detections:
             return []
-        points = self.to_board(np.array([[d.u, d.v] for d in detections], float))
-        return [BoardBall(d, float(x), float(y), self.locate((x, y))) for d, (x, y) in zip(detections, points)]
+        if points_px is None:
+            points_px = np.array([[d.u, d.v] for d in detections], float)
+        points = self.to_board(points_px).tolist()
+        return [BoardBall(d, x, y, self.locate((x, y))) for d, (x, y) in zip(detections, points)]
 
     # ------------------------------------------------------------------ board -> image
 

@@ -20,7 +20,7 @@ Vision never decides a score: the engine does, from the observations alone.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Union
 
 import cv2
@@ -252,10 +252,10 @@ class VisionPipeline:
         """Detections mapped to the board with the camera shake taken out (`vision.stabilise`); the balls
         keep the detections as seen, for the frame log."""
         assert self._mapper is not None
-        if self._stabiliser is None:
+        if self._stabiliser is None or not detections:
             return self._mapper.map(detections)
-        steady = [replace(d, u=u, v=v) for d in detections for u, v in [self._stabiliser.steady(d.u, d.v)]]
-        return [replace(ball, detection=d) for ball, d in zip(self._mapper.map(steady), detections)]
+        steady = np.array([self._stabiliser.steady(d.u, d.v) for d in detections], float)
+        return self._mapper.map(detections, steady)
 
     def _known_colours(self, detections: list[Detection], t: float, out: list[Observation]) -> list[Detection]:
         """Balls of a colour no player has are reported once, then left out of the game."""

@@ -28,6 +28,7 @@ import numpy as np
 from calibration.calibrate import Calibration
 from calibration.profile import TableProfile
 from vision.config import StabiliserConfig
+from vision.numeric import median
 
 LOCAL_PX = 2  # a marker is looked for this far (px) around its last position before the whole search window
 
@@ -112,7 +113,8 @@ class TableStabiliser:
             return np.zeros(2)
         a = np.vstack([self.transform, [0.0, 0.0, 1.0]])
         now = cv2.transform(self._centres[None], np.linalg.inv(a)[:2])[0]
-        return np.median(self.calibration.image_to_board(now) - self._centres_mm, axis=0)
+        dx, dy = (self.calibration.image_to_board(now) - self._centres_mm).T.tolist()
+        return np.array([median(dx), median(dy)])
 
     def steady(self, u: float, v: float) -> tuple[float, float]:
         """A pixel of the current frame -> where it lies in the reference frame."""
@@ -157,8 +159,10 @@ class ShiftWatch:
         if self._last_check is None:
             self._last_check = t
         if self._baseline is not None and not self.moving:
-            recent = np.median(np.array([s for ts, s in self._samples if ts >= t - self.RECENT_S]), axis=0)
-            self.moving = float(np.hypot(*(recent - self._baseline))) > self.threshold_mm
+            recent = [s for ts, s in self._samples if ts >= t - self.RECENT_S]
+            off_x = median([s[0] for s in recent]) - self._baseline[0]
+            off_y = median([s[1] for s in recent]) - self._baseline[1]
+            self.moving = float(np.hypot(off_x, off_y)) > self.threshold_mm
         if t - self._last_check < self.interval_s:
             return None
         self._last_check = t

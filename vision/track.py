@@ -20,19 +20,30 @@ a slot at 10 mm/s still moves its median, so the rest speed can be low.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import islice
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from rules.events import Location
 from vision.config import SettleConfig, TrackingConfig
+from vision.numeric import median
 from vision.types import BoardBall, Track, TrackState
 
 TIME_EPS_S = 1e-6  # timestamps that differ by less are the same moment (window edges, debounce ends)
 BIRTH_POSITION_VAR_MM2 = 4.0  # a new track's position is its detection's, give or take 2 mm
 BIRTH_SPEED_SD_MM_S = 200.0  # ... and its velocity unknown: anything a rolled ball does
+
+# the measurement picks the position out of the state [x, y, vx, vy]
+_H = np.zeros((2, 4))
+_H[0, 0] = _H[1, 1] = 1
+_H.flags.writeable = False
+_I4 = np.eye(4)
+_I4.flags.writeable = False
 
 
 @dataclass
@@ -54,10 +65,7 @@ class _Filter:
     location: Location | None = None
     confidence: float = 1.0
     born_at: tuple[float, float] = (0.0, 0.0)
-
-    @property
-    def speed(self) -> float:
-        return float(np.hypot(self.x[2], self.x[3]))
+    speed: float = 0.0  # |(vx, vy)| of `x`, set wherever the tracker sets `x`
 
 
 @dataclass(frozen=True)
@@ -75,24 +83,27 @@ class Tracker:
         self._next_id = 1
 
     def update(self, t: float, balls: list[BoardBall]) -> TrackerUpdate:
-        for track in self._tracks:
-            self._predict(track, t)
+        self._predict(self._tracks, t)
         matched: set[int] = set()
         used: set[int] = set()
+        pairs: list[tuple[_Filter, BoardBall]] = []
         for colour in sorted({b.detection.colour for b in balls} | {tr.colour for tr in self._tracks}):
             tracks = [tr for tr in self._tracks if tr.colour == colour]
             dets = [i for i, b in enumerate(balls) if b.detection.colour == colour]
             if not tracks or not dets:
                 continue
-            cost = np.array([[np.hypot(tr.x[0] - balls[i].x, tr.x[1] - balls[i].y) for i in dets] for tr in tracks])
+            at = np.array([tr.x[:2] for tr in tracks])
+            seen = np.array([[balls[i].x, balls[i].y] for i in dets])
+            cost = np.hypot(at[:, :1] - seen[:, 0], at[:, 1:] - seen[:, 1])
             gates = np.array([self._gate(tr, t) for tr in tracks])
             big = 1e6
             rows, cols = linear_sum_assignment(np.where(cost <= gates[:, None], cost, big))
             for r, c in zip(rows, cols):
                 if cost[r, c] <= gates[r]:
-                    self._correct(tracks[r], balls[dets[c]], t)
+                    pairs.append((tracks[r], balls[dets[c]]))
                     matched.add(tracks[r].id)
                     used.add(dets[c])
+        self._correct(pairs, t)  # a correction changes only its own track, which no other colour looks at
         ended = []
         for track in list(self._tracks):
             if track.id in matched:
@@ -114,29 +125,47 @@ class Tracker:
         )
 
     # ------------------------------------------------------------------ Kalman filter
+    #
+    # Every track is filtered at once: the states and covariances are stacked and each product is one
+    # stacked matmul, which multiplies slice by slice with the very routine (BLAS) a single track's would
+    # use, so every bit is as a track filtered alone.
 
-    def _predict(self, track: _Filter, t: float) -> None:
-        dt = max(t - track.t, 0.0)
-        if dt == 0:
+    def _predict(self, tracks: list[_Filter], t: float) -> None:
+        since: dict[float, list[_Filter]] = {}  # the time step: all tracks share it unless time went back
+        for track in tracks:
+            dt = max(t - track.t, 0.0)
+            if dt == 0:
+                continue
+            if t - track.last_seen_t > self.tracking.coast_s:
+                track.x[2:] = 0.0  # unseen this long: it stopped or left; coasting on would drag the gate along
+            since.setdefault(dt, []).append(track)
+        for dt, group in since.items():
+            f = np.eye(4)
+            f[0, 2] = f[1, 3] = dt
+            q = self.tracking.accel_noise_mm_s2 ** 2
+            g = np.array([[dt * dt / 2, 0], [0, dt * dt / 2], [dt, 0], [0, dt]])
+            xs = (f @ np.array([tr.x for tr in group])[:, :, None])[:, :, 0]
+            ps = f @ np.array([tr.p for tr in group]) @ f.T + g @ g.T * q
+            for track, x, p, speed in zip(group, xs, ps, np.hypot(xs[:, 2], xs[:, 3]).tolist()):
+                track.x, track.p, track.speed, track.t = x, p, speed, t
+
+    def _correct(self, pairs: list[tuple[_Filter, BoardBall]], t: float) -> None:
+        if not pairs:
             return
-        if t - track.last_seen_t > self.tracking.coast_s:
-            track.x[2:] = 0.0  # unseen this long: it stopped or left; coasting on would drag the gate along
-        f = np.eye(4)
-        f[0, 2] = f[1, 3] = dt
-        q = self.tracking.accel_noise_mm_s2 ** 2
-        g = np.array([[dt * dt / 2, 0], [0, dt * dt / 2], [dt, 0], [0, dt]])
-        track.x = f @ track.x
-        track.p = f @ track.p @ f.T + g @ g.T * q
-        track.t = t
-
-    def _correct(self, track: _Filter, ball: BoardBall, t: float) -> None:
-        h = np.zeros((2, 4))
-        h[0, 0] = h[1, 1] = 1
+        xs = np.array([track.x for track, _ in pairs])
+        ps = np.array([track.p for track, _ in pairs])
         r = np.eye(2) * self.tracking.measurement_noise_mm ** 2
-        s = h @ track.p @ h.T + r
-        k = track.p @ h.T @ np.linalg.inv(s)
-        track.x = track.x + k @ (np.array([ball.x, ball.y]) - h @ track.x)
-        track.p = (np.eye(4) - k @ h) @ track.p
+        s = _H @ ps @ _H.T + r
+        k = ps @ _H.T @ np.linalg.inv(s)
+        innovation = np.array([[ball.x, ball.y] for _, ball in pairs]) - (_H @ xs[:, :, None])[:, :, 0]
+        xs = xs + (k @ innovation[:, :, None])[:, :, 0]
+        ps = (_I4 - k @ _H) @ ps
+        for (track, ball), x, p, speed in zip(pairs, xs, ps, np.hypot(xs[:, 2], xs[:, 3]).tolist()):
+            track.x, track.p, track.speed = x, p, speed
+            self._seen(track, ball, t)
+
+    def _seen(self, track: _Filter, ball: BoardBall, t: float) -> None:
+        """A track's bookkeeping for a detection matched to it (its filter already corrected)."""
         track.last_seen_t = t
         track.hits += 1
         track.location = ball.location
@@ -145,13 +174,15 @@ class Tracker:
                                               and track.hits >= self.tracking.confirm_hits):
             track.state = TrackState.CONFIRMED
         track.window.append((t, ball.x, ball.y))
-        while len(track.window) > 2 and track.window[0][0] < t - self.settle.rest_debounce_s - TIME_EPS_S:
+        window_from = t - self.settle.rest_debounce_s - TIME_EPS_S
+        while len(track.window) > 2 and track.window[0][0] < window_from:
             track.window.popleft()
         if track.speed > self.settle.motion_speed_mm_s:
             track.fast_t, track.settling = t, True
             track.history.clear()
         track.history.append((t, ball.x, ball.y))
-        while track.history and track.history[0][0] < t - self.settle.creep_window_s - TIME_EPS_S:
+        history_from = t - self.settle.creep_window_s - TIME_EPS_S
+        while track.history and track.history[0][0] < history_from:
             track.history.popleft()
         # at rest: slow for the whole debounce time since it was last fast (the window's medians can straddle
         # a bounce), still over the window, and not drifting one way
@@ -169,25 +200,30 @@ class Tracker:
         shorter stretch, so a ball that stopped dead is not held. Only a ball that has moved fast since the
         test last passed on a full window is tested: one lying still all along is judged by the window alone.
         """
-        if self.settle.creep_speed_mm_s <= 0 or not track.settling or len(track.history) < 4:
+        history = track.history
+        if self.settle.creep_speed_mm_s <= 0 or not track.settling or len(history) < 4:
             return False
-        samples = np.array(track.history)
-        span = float(samples[-1, 0] - samples[0, 0])
+        last = history[-1][0]
+        span = float(last - history[0][0])
         if span < self.settle.rest_debounce_s:
             return False  # too short to tell from jitter: the debounce window decides
         seg = self.settle.rest_debounce_s / 2
-        index = np.floor((samples[-1, 0] - samples[:, 0]) / seg).astype(int)
+        if seg <= 0:
+            return False  # no debounce: one segment, no slope
+        segments: dict[int, list[tuple[float, float, float]]] = {}  # segment (0 = the newest) -> its samples
+        for sample in history:
+            segments.setdefault(math.floor((last - sample[0]) / seg), []).append(sample)
         times, points = [], []
-        for k in np.unique(index):
-            part = samples[index == k]
-            times.append(float(np.median(part[:, 0])))
-            points.append(np.median(part[:, 1:], axis=0))
+        for k in sorted(segments):
+            ts_k, xs_k, ys_k = zip(*segments[k])
+            times.append(median(ts_k))
+            points.append((median(xs_k), median(ys_k)))
         if len(times) < 3:
             return False
         ts, pts = np.asarray(times), np.asarray(points)
-        i, j = np.triu_indices(len(ts), 1)
-        slope = np.median((pts[j] - pts[i]) / (ts[j] - ts[i])[:, None], axis=0)  # Theil-Sen: a bounce is no drift
-        speed = float(np.hypot(*slope))
+        i, j = _pairs(len(ts))
+        slopes = ((pts[j] - pts[i]) / (ts[j] - ts[i])[:, None]).T.tolist()  # Theil-Sen: a bounce is no drift
+        speed = float(np.hypot(median(slopes[0]), median(slopes[1])))
         full = span >= self.settle.creep_window_s - seg
         bar = self.settle.creep_speed_mm_s * max(1.0, self.settle.creep_window_s / span) ** 1.5
         if speed < bar and full:
@@ -200,13 +236,14 @@ class Tracker:
             return False
         if track.speed > self.settle.motion_speed_mm_s:
             return False  # medians lag a ball that has just been struck; the filter does not
-        samples = np.array(track.window)
-        half = len(samples) // 2
-        older, newer = samples[:half], samples[-half:]
-        dt = float(np.median(newer[:, 0]) - np.median(older[:, 0]))
+        window = track.window
+        half = len(window) // 2
+        older_t, older_x, older_y = zip(*islice(window, half))
+        newer_t, newer_x, newer_y = zip(*islice(window, len(window) - half, None))
+        dt = median(newer_t) - median(older_t)
         if dt <= 0:
             return False
-        moved = float(np.hypot(*(np.median(newer[:, 1:], axis=0) - np.median(older[:, 1:], axis=0))))
+        moved = float(np.hypot(median(newer_x) - median(older_x), median(newer_y) - median(older_y)))
         return moved / dt < self.settle.rest_speed_mm_s
 
     def _gate(self, track: _Filter, t: float) -> float:
@@ -226,7 +263,15 @@ class Tracker:
         self._tracks.append(track)
 
     def _report(self, track: _Filter, t: float) -> Track:
-        return Track(track.id, track.colour, float(track.x[0]), float(track.x[1]), float(track.x[2]),
-                     float(track.x[3]), track.state, track.at_rest, track.last_seen_t, track.hits,
+        x, y, vx, vy = track.x.tolist()
+        return Track(track.id, track.colour, x, y, vx, vy, track.state, track.at_rest, track.last_seen_t, track.hits,
                      location=track.location, confidence=track.confidence, born_at=track.born_at,
                      born_t=track.born_t)
+
+
+@lru_cache(maxsize=64)
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """`np.triu_indices(n, 1)`: every pair i < j of n segments (a few sizes recur, frame after frame)."""
+    i, j = np.triu_indices(n, 1)
+    i.flags.writeable = j.flags.writeable = False
+    return i, j

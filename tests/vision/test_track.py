@@ -64,3 +64,24 @@ def test_single_false_detection_is_never_reported():
     update = tracker.update(0.0, [ball(10, 10)])
     update = tracker.update(1 / 30, [])
     assert update.tracks == () and update.ended == ()
+
+
+def test_tracks_filtered_together_are_bit_for_bit_tracks_filtered_alone():
+    """The Kalman filter runs on all tracks at once (stacked matmuls): each must come out exactly as if it
+    were the only one, through strikes, stops, a hop and a gap."""
+    rng = np.random.default_rng(3)
+    colours = ["red", "blue", "green", "yellow", "white"]
+    paths = {c: np.cumsum(rng.normal(0, 1, (120, 2)) * rng.choice([0.3, 25.0], (120, 1)), axis=0) + 300 * i
+             for i, c in enumerate(colours)}
+    together = Tracker(TrackingConfig(), SettleConfig())
+    alone = {c: Tracker(TrackingConfig(), SettleConfig()) for c in colours}
+    for i in range(120):
+        t = i / 30
+        seen = [c for c in colours if not 40 <= i - 7 * colours.index(c) < 50]  # each missed for a while
+        both = together.update(t, [ball(*paths[c][i], c) for c in seen])
+        single = [tr for c in colours for tr in alone[c].update(t, [ball(*paths[c][i], c)] if c in seen else []).tracks]
+        assert sorted(map(bits, both.tracks)) == sorted(map(bits, single))
+
+
+def bits(track):
+    return (track.colour, *(v.hex() for v in (track.x, track.y, track.vx, track.vy)), track.at_rest, track.state)
