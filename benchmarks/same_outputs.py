@@ -4,7 +4,8 @@ Each sample is refereed exactly as a user would (`referee run SAMPLE/video.mp4 -
 SAMPLE/truth.json --out out/same/GAME/SCENARIO --quiet`, pose on unless --no-pose), from the repository
 root so the paths written into result.json are the same on every checkout, and the SHA-256 of its
 events.jsonl, decisions.jsonl and result.json is compared with the hashes recorded in
-benchmarks/same_outputs.json. A structural change (issue 11) must keep all 45 identical.
+benchmarks/same_outputs.json. A structural change (issue 11) must keep them all identical; a change that
+means to change what the referee sees re-records them on its own commit and says what changed.
 
 Run:  .venv/bin/python benchmarks/same_outputs.py            # check against the recorded hashes
       .venv/bin/python benchmarks/same_outputs.py --record   # record them (on the commit to compare with)
