@@ -4,8 +4,10 @@ Reading and writing go through PyAV (FFmpeg): OpenCV's writer cannot encode
 H.264, the only codec every browser and phone plays, and PyAV gives each
 decoded frame its presentation timestamp, which is what event times are made
 of. Frames are BGR uint8 arrays, as OpenCV expects. They are decoded on one
-thread: the referee decodes beside its frame loop (`vision.sources`), and
-FFmpeg's frame threads would only fight that loop for the two cores.
+thread: the referee decodes on a thread beside its frame loop
+(`vision.sources`), which has the second core; with FFmpeg's frame threads as
+well the whole referee measured the same within this machine's noise (issue 13,
+two samples, alternating runs), while decoding alone is faster with them.
 """
 
 from __future__ import annotations
