@@ -1,6 +1,6 @@
 """When pose runs, on which pixels, and which Play Line call belongs to which shot (Star Cluster Ball).
 
-Pose costs about 25 ms a run on one core, the rest of the loop 16-25 ms a frame, so it does not
+Pose costs about 25-33 ms a run on one core (issue 13), the rest of the loop 6.5-10 ms a frame, so it does not
 run on every frame, and it never runs in the frame loop: it runs beside it, on a worker thread
 (one run at a time). It runs on a crop holding the player's side of the Play Line (and
 `pose_crop_margin_mm` past it), every `pose_interval_s` while nobody is at the line, and every

@@ -4,8 +4,10 @@ Times are presentation times from the stream (or the capture clock for a
 camera), never frame counts. A file is decoded in order, every frame, from
 `start_t` on when given (a run resumed: exactly the frames a full decode gives
 from there, found by seeking). A live source runs a reader thread that keeps
-only the newest frame, so a referee slower than the feed skips frames instead
-of falling behind. A dropped connection (an error reading, a camera that stops
+the frames the referee has not taken yet while they are at most
+`live_buffer_s` older than the newest, so a referee slower than the feed skips
+frames instead of falling behind, and a stall of a frame or two (reading a
+settled table) skips none. A dropped connection (an error reading, a camera that stops
 delivering) is an outage: it is retried with exponential back-off, each try
 reported through `on_warning`, until no frame has come for
 `stream_reconnect_s`; only then is it an InputError (as is a stream that never
@@ -17,7 +19,7 @@ came back from is reported to `on_gap` (and kept in `LiveSource.gaps`).
 is decoded on a thread of its own, `PREFETCH_FRAMES` ahead of the referee
 (decoding and refereeing share the two cores instead of taking turns). A file
 can be played as a live source (`--live`): the same thread and the same
-newest-frame buffer, paced at the file's native rate, which is how the live
+buffer, paced at the file's native rate, which is how the live
 path is tested without a network.
 
 Every wall-clock read and wait of the live path (pacing, reconnect back-off,
@@ -32,6 +34,7 @@ import itertools
 import math
 import queue
 import threading
+from collections import deque
 import time
 from contextlib import closing
 from pathlib import Path
@@ -234,10 +237,11 @@ def _camera_frames(index: int, clock: Clock) -> Iterator[tuple[float, object]]:
 
 
 class LiveSource:
-    """A reader thread over a reconnecting feed; the consumer always gets the newest frame.
+    """A reader thread over a reconnecting feed; the consumer gets the frames in order while they are at most
+    `live_buffer_s` older than the newest, never an older one.
 
-    `received` counts the frames the reader put in the newest-frame slot, `dropped` those
-    replaced there before the consumer took them.
+    `received` counts the frames the reader released, `dropped` those that grew too old (or, with
+    `live_buffer_s` 0, were replaced by a newer one) before the consumer took them.
 
     An error reading the feed (`open_feed`'s iterator raising ConnectionError) is an outage: the
     reader opens the feed again, waiting `stream_backoff_s` first, doubling each try up to
@@ -275,7 +279,7 @@ class LiveSource:
         self._ends = ends  # the feed ending without an error is the end of the source, not a dropped connection
         self._reconnects = reconnects  # an error reading the feed is an outage to reconnect through, not the end
         self._cond = threading.Condition()
-        self._newest: tuple[float, object] | None = None
+        self._waiting: deque[tuple[float, object]] = deque()  # frames released, not yet taken, oldest first
         self._done = False
         self._error: Exception | None = None
         self._stop = False  # the reader is to stop (the consumer closed frames(), or stop())
@@ -286,8 +290,9 @@ class LiveSource:
         self.dropped = 0
 
     def frames(self) -> Iterator[Frame]:
-        """The newest frame each time the consumer asks, numbered from 0, until the feed ends, the source is
-        stopped (both: a normal return) or lost (the reader's error, raised here)."""
+        """The oldest frame waiting each time the consumer asks (frames wait while they are at most
+        `live_buffer_s` older than the newest; 0: only the newest waits), numbered from 0, until the feed ends,
+        the source is stopped (both: a normal return) or lost (the reader's error, raised here)."""
         if self._stopped:
             return
         thread = threading.Thread(target=self._read, name=f"reader {self.name}", daemon=True)
@@ -296,15 +301,15 @@ class LiveSource:
         try:
             while True:
                 with self._cond:
-                    while self._newest is None and not self._done and not self._stopped:
+                    while not self._waiting and not self._done and not self._stopped:
                         # Woken by the reader or stop(); the timeout only lets Python run a signal handler (Ctrl-C
                         # calling stop()) whose signal came just before this thread blocked, which would wait for the
                         # next frame otherwise: minutes, in an outage. Nothing is decided by it.
                         self._cond.wait(_SIGNAL_CHECK_S)
                     if self._stopped:
                         return
-                    item, self._newest = self._newest, None
-                    self._cond.notify_all()  # the slot is empty: wakes wait_until_taken
+                    item = self._waiting.popleft() if self._waiting else None
+                    self._cond.notify_all()  # a frame was taken: wakes wait_until_taken
                     if item is None:
                         if self._error is not None:
                             raise self._error
@@ -342,7 +347,7 @@ class LiveSource:
         return self._stop or self._stopped
 
     def wait_until_taken(self, on_wait: Callable[[float], None] | None = None) -> None:
-        """Block until the consumer has taken the frame in the newest-frame slot, or the source is stopping.
+        """Block until the consumer has taken every frame waiting, or the source is stopping.
 
         A hook for test clocks that play a file in lockstep with its consumer (tests/vision/clocks.py,
         `LockstepClock`): called from the clock's `sleep` in the reader thread, it holds the paced reader
@@ -352,9 +357,9 @@ class LiveSource:
         thread that iterates `frames()`.
         """
         with self._cond:
-            if self._newest is not None and not self._stop and on_wait is not None:
-                on_wait(self._newest[0])
-            while self._newest is not None and not self._stop:
+            if self._waiting and not self._stop and on_wait is not None:
+                on_wait(self._waiting[-1][0])
+            while self._waiting and not self._stop:
                 self._cond.wait()
 
     def _read(self) -> None:
@@ -425,9 +430,10 @@ class LiveSource:
 
     def _push(self, t: float, image: object) -> None:
         with self._cond:
-            if self._newest is not None:
+            self._waiting.append((t, image))
+            while len(self._waiting) > 1 and self._waiting[0][0] < t - self._config.live_buffer_s - 1e-6:
+                self._waiting.popleft()  # too old: the referee skips it rather than fall behind
                 self.dropped += 1
-            self._newest = (t, image)
             self.received += 1
             self._cond.notify_all()
 
@@ -437,7 +443,7 @@ def open_source(spec: str, config: SourceConfig, live: bool = False, on_warning:
                 start_t: float | None = None) -> FileSource | LiveSource:
     """SOURCE by its shape: digits = camera index, scheme:// = stream URL, else a video file.
 
-    `live` plays a file through the live path (reader thread, newest frame only) at its native rate.
+    `live` plays a file through the live path (reader thread, `live_buffer_s` of frames) at its native rate.
     `clock` (default `SystemClock()`) is what a live source paces, backs off and stamps camera frames with;
     a plain file source reads no clock. `on_warning(t, message)` hears each reconnect try, `on_gap(start_t,
     end_t)` each outage a live feed came back from (`LiveSource`). `start_t` starts a file (played live or

@@ -1,4 +1,4 @@
-"""Frame sources: presentation times, the live newest-frame path, outages, gaps, stopping, starting at a time.
+"""Frame sources: presentation times, the live path and its buffer, outages, gaps, stopping, starting at a time.
 
 No test here sleeps or asserts on timing: the live path waits on virtual clocks (tests/vision/clocks.py),
 and whatever must happen in an order is made to by conditions, so the results do not depend on how fast or
@@ -104,21 +104,26 @@ def test_in_lockstep_a_slow_consumer_still_gets_every_frame(clip, decoded):
     assert clock.waits[1:] == pytest.approx(np.diff(times).tolist(), abs=1e-9)
 
 
-def test_a_consumer_that_falls_behind_gets_the_newest_frame(clip, decoded):
+@pytest.mark.parametrize("buffer_s, dropped, taken", [(0.0, 4, 5), (0.1, 1, 2), (0.2, 0, 1)])
+def test_a_consumer_that_falls_behind_gets_the_frames_of_the_last_live_buffer_s(clip, decoded, buffer_s, dropped,
+                                                                                taken):
+    """Frames wait for the consumer while they are at most `live_buffer_s` older than the newest (1/30 s apart
+    here): with 0 it gets the newest frame only, with 0.1 s the last 0.1 s of them, in order, never older."""
     clock = GatedClock()
-    source = open_source(str(clip), SourceConfig(), live=True, clock=clock)
+    source = open_source(str(clip), SourceConfig(live_buffer_s=buffer_s), live=True, clock=clock)
     frames = source.frames()
     clock.allow(1)  # the reader may release frame 0 only
     first = next(frames)
     assert (first.index, first.t, source.received, source.dropped) == (0, decoded[0].t, 1, 0)
     clock.allow(5)
-    clock.wait_until_held()  # frames 1-5 released while the consumer took none; each replaced the one before
-    assert (source.received, source.dropped) == (6, 4)
-    newest = next(frames)
-    assert (newest.index, newest.t) == (1, decoded[5].t) and np.array_equal(newest.image, decoded[5].image)
+    clock.wait_until_held()  # frames 1-5 released while the consumer took none; the oldest grew too old
+    assert (source.received, source.dropped) == (6, dropped)
+    waiting = [next(frames) for _ in range(6 - 1 - dropped)]
+    assert [(f.index, f.t) for f in waiting] == [(1 + i, decoded[taken + i].t) for i in range(len(waiting))]
+    assert np.array_equal(waiting[-1].image, decoded[5].image)
     clock.open()
     rest = list(frames)
-    got = [f.t for f in [first, newest, *rest]]
+    got = [f.t for f in [first, *waiting, *rest]]
     assert got == sorted(set(got)) and got[-1] == decoded[-1].t
     assert source.received == FRAMES and source.dropped + len(got) == FRAMES
 
