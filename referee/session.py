@@ -52,11 +52,11 @@ from record.run_folder import (
     utc_now,
 )
 from rules.decisions import Decision
-from rules.engine import EngineState, RulesEngine, Standings
+from rules.engine import EngineState, RoundClock, RulesEngine, Standings
 from rules.errors import InputError
-from rules.events import UMPIRE_INPUTS, Confirm, Event, GameStart, Overturn, TableSettled
+from rules.events import UMPIRE_INPUTS, Confirm, Event, GameStart, Overturn, Snapshot, SnapshotCorrection, TableSettled
 from rules.games import GAMES, load_config, make_engine
-from rules.replay import read_log, replay
+from rules.replay import AMENDMENTS, amend, read_log, replay, resolve_umpire_inputs
 from rules.result import build_result
 from rules.session import load_session
 from vision.config import PipelineConfig, split_config
@@ -270,16 +270,14 @@ class RefereeState:
     engine: EngineState | None  # round, clock, balls to play, pending choice; None before the first event
     last_decisions: tuple[Decision, ...]  # the latest calls, oldest first
     review: tuple[ReviewFlag, ...]  # open review flags, oldest first
+    table: Snapshot | None = None  # the balls at rest as last read (with the umpire's correction); None: not yet
+    table_event: str | None = None  # the id of the table_settled that read it (what a snapshot_correction targets)
 
     @property
     def clock_s(self) -> float | None:
         """The round clock now: time left when it counts down, time played otherwise; None without rounds."""
-        e = self.engine
-        if e is None or e.round_length_s is None:
-            return None
-        played = 0.0 if e.round_started_at is None else \
-            max(0.0, min(self.t, e.round_ended_at if e.round_ended_at is not None else self.t) - e.round_started_at)
-        return max(0.0, e.round_length_s - played) if e.clock_counts_down else played
+        clock = None if self.engine is None else RoundClock.of(self.engine)
+        return None if clock is None else clock.at(self.t)
 
 
 class StopReason(Enum):
@@ -348,6 +346,8 @@ class RefereeSession:
         self._shift: float | None = None  # a resumed live feed: added to its times, so the match clock goes on
         self._resumed_at: float | None = None  # a resumed live run: the last time the record held
         self._record_mtime = 0.0  # a resumed live run: when its record was last written (wall clock)
+        self._log: list[Event] = []  # the events written to events.jsonl (a resumed run's included), in order
+        self._table: TableSettled | None = None  # the table as last read, with the umpire's corrections
         umpire = setup.umpire
         if record is not None and record.events:
             self._restore(record)
@@ -662,6 +662,8 @@ class RefereeSession:
             self.pipeline.note(event)  # the detector learns these players' colours
         logged = event if event.id else replace(event, id=f"L{self.writer.lines + 1}")
         umpire = isinstance(event, UMPIRE_INPUTS)
+        if isinstance(logged, AMENDMENTS):
+            return self._amend(logged)
         refusal = self.engine.check(logged)
         if isinstance(event, TableSettled) and refusal:
             # a misread settle (more balls of a colour than a player owns) is the pipeline's error: flagged and
@@ -680,7 +682,10 @@ class RefereeSession:
                                 f"({refusal}); left out of the event log, please review", review=True)
             return Verdict(False, reason=refusal)
         self.writer.event(event)
+        self._log.append(logged)
         self._changed = True
+        if isinstance(logged, TableSettled):
+            self._table = logged
         for decision in self.engine.feed(logged):
             self._decided(decision)
         if isinstance(event, TableSettled) and self._gaps:
@@ -690,9 +695,33 @@ class RefereeSession:
                        "not seen, the shot is scored from the tables before and after; please review")
             self.writer.warning(event.t, message, review=True, cause=logged.id)
             self._review.append(ReviewFlag(event.t, message, logged.id))
-        if isinstance(event, (Confirm, Overturn)):
-            self._review = [flag for flag in self._review if flag.cause != event.target]
         return Verdict(True, event_id=logged.id) if umpire else None
+
+    def _amend(self, event: Overturn | SnapshotCorrection | Confirm) -> Verdict:
+        """An umpire input that changes how earlier events count (overturn, snapshot correction, confirm): the
+        match is replayed with it, so the live state is what `referee replay` of the folder gives; refused, and
+        flagged, when it cannot stand (its target, or a later event the replay would then refuse)."""
+        try:
+            engine, call = amend([*self._log, event], self.setup.spec.game, self.setup.rules_config)
+        except InputError as error:
+            self._warn(event.t, f"umpire input {event.TYPE} at {event.t:g}s refused ({error}); left out of the event "
+                                "log, please review", review=True)
+            return Verdict(False, reason=str(error))
+        self.writer.event(event)
+        self._log.append(event)
+        self.engine = engine
+        self._decided(call)
+        self._review = [flag for flag in self._review if flag.cause != event.target]
+        self._read_table_again()
+        return Verdict(True, event_id=event.id)
+
+    def _read_table_again(self) -> None:
+        """The table as the log now says it is (the last settle, with the corrections that stand): shown in the
+        state, and the prior of the next reading."""
+        stream, _ = resolve_umpire_inputs(self._log)
+        self._table = next((e for e in reversed(stream) if isinstance(e, TableSettled)), None)
+        if self._table is not None:
+            self.pipeline.note(self._table)
 
     def _decided(self, decision: Decision) -> None:
         self._changed = True
@@ -739,16 +768,22 @@ class RefereeSession:
         (the run was killed between an event and its calls) written now, and the open review flags."""
         decided: list[Decision] = []
         for event in record.events:
-            refusal = self.engine.check(event)
-            if refusal:
+            self._log.append(event)
+            try:
+                if isinstance(event, AMENDMENTS):  # as the run applied it: the match replayed with it
+                    self.engine, call = amend(self._log, self.setup.spec.game, self.setup.rules_config)
+                    decided.append(call)
+                    continue
+                decided += self.engine.feed(event)
+            except InputError as refusal:
                 raise RecordMismatch(f"{self.writer.events_path} {event.id}: the rules engine refuses it now "
-                                     f"({refusal}); the run cannot be continued, start afresh with --fresh")
+                                     f"({refusal}); the run cannot be continued, start afresh with --fresh") from None
             self.pipeline.note(event)
-            decided += self.engine.feed(event)
         recorded = sum(1 for line in record.decision_lines if line["type"] == "decision")
         for decision in decided[recorded:]:
             self.writer.decision(decision)
         resolved = {e.target for e in record.events if isinstance(e, (Confirm, Overturn))}
+        self._read_table_again()
         for decision in decided:
             self._recent.append(decision)
             if decision.flagged and decision.cause not in resolved:
@@ -775,9 +810,11 @@ class RefereeSession:
 
     def _snapshot(self) -> RefereeState:
         standings = self.engine.standings()
+        table = self._table
         return RefereeState(self.setup.spec.game, self._last_t, self._frames, standings,
                             self.engine.state() if standings.players else None, tuple(self._recent),
-                            tuple(self._review))
+                            tuple(self._review), None if table is None else table.snapshot,
+                            None if table is None else table.id)
 
 
 def _holds_events(folder: Path) -> bool:

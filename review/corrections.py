@@ -49,7 +49,7 @@ from rules.events import (
     parse_event,
 )
 from rules.files import read_json_lines, write_json_atomically
-from rules.replay import OVERTURNABLE, replay
+from rules.replay import OVERTURNABLE, OVERTURNABLE_TYPES, replay
 from rules.result import build_result
 
 DIFF_FORMAT = "table-referee/diff@1"
@@ -245,8 +245,8 @@ def _check(run: Run, event: Event, known: dict[str, Event]) -> None:
     if target is None:
         raise CorrectionError(f"{name} targets {target_id!r}, which is not in the log or its corrections")
     if isinstance(event, Overturn) and not isinstance(target, OVERTURNABLE):
-        raise CorrectionError(f"{name}: {target.id} is a {target.TYPE}, which cannot be overturned; overturn a "
-                              "play_line_crossing, table_movement or umpire_foul, or fix a snapshot with --snapshot")
+        raise CorrectionError(f"{name}: {target.id} is a {target.TYPE}, which cannot be overturned; overturn one of "
+                              f"{OVERTURNABLE_TYPES}, or fix a snapshot with --snapshot")
     if isinstance(event, SnapshotCorrection):
         if not isinstance(target, TableSettled):
             raise CorrectionError(f"{name}: {target.id} is a {target.TYPE}; a snapshot correction targets a "

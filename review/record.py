@@ -15,23 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from record.run_folder import TrackFrame, read_run
-from rules.engine import RulesEngine
+from rules.engine import RoundClock, RulesEngine
 from rules.errors import InputError
 from rules.events import (
-    Confirm,
     Event,
     Location,
-    Overturn,
     Place,
     PlayLineCrossing,
     ShotStarted,
     Snapshot,
-    SnapshotCorrection,
     TableSettled,
     UmpireFoul,
 )
 from rules.games import make_engine
-from rules.replay import resolve_umpire_inputs
+from rules.replay import AMENDMENTS, resolve_umpire_inputs
 from vision.games import GameVision, game_vision
 
 CHAIN_MOMENT = 3  # a chain of this many balls or more is a highlight
@@ -64,17 +61,11 @@ class Board:
     scores: tuple[tuple[str, int], ...]  # player id -> points in the current game
     to_play: str | None
     round_label: str  # "game 1, round 2"; "" when the game has no rounds (Piratenbillard)
-    round_start: float | None  # when the round's clock started; None: not yet, or no clock
-    round_end: float | None  # when the round was over; None while it runs
-    round_length: float | None  # seconds; None: the game has no round clock
-    counts_down: bool  # the engine ends the round when the clock runs out (config `clock: events`)
+    clock: RoundClock | None  # None: the game has no round clock
 
     def clock_s(self, t: float) -> float | None:
         """Round time left (counting down) or gone (counting up) at time `t`; None without a clock."""
-        if self.round_length is None:
-            return None
-        gone = 0.0 if self.round_start is None else max(0.0, min(t, self.round_end or t) - self.round_start)
-        return max(0.0, self.round_length - gone) if self.counts_down else gone
+        return None if self.clock is None else self.clock.at(t)
 
 
 @dataclass(frozen=True)
@@ -130,7 +121,7 @@ def _boards(stream: list[Event], game: str, config: dict[str, Any]) -> tuple[Boa
     engine = make_engine(game, config)
     boards = []
     for event in stream:
-        if not isinstance(event, (Overturn, SnapshotCorrection, Confirm)):
+        if not isinstance(event, AMENDMENTS):
             engine.feed(event)
         boards.append(_board(event.t, engine))
     if stream:
@@ -147,10 +138,9 @@ def _board(t: float, engine: RulesEngine) -> Board:
     scores = tuple((p, (current.totals if current else {}).get(p, 0)) for p in standings.players)
     state = engine.state() if standings.players else None
     if state is None or state.round_length_s is None or state.round_number is None or current is None:
-        return Board(t, scores, standings.to_play, "", None, None, None, False)
+        return Board(t, scores, standings.to_play, "", None)
     label = f"game {current.number}, {'tie-break ' if state.round_tiebreak else ''}round {state.round_number}"
-    return Board(t, scores, standings.to_play, label, state.round_started_at, state.round_ended_at,
-                 state.round_length_s, state.clock_counts_down)
+    return Board(t, scores, standings.to_play, label, RoundClock.of(state))
 
 
 # --------------------------------------------------------------------------- captions

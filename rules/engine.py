@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, runtime_checkable
 
-from .decisions import Decision
-from .events import Event
+from .decisions import Decision, DecisionKind
+from .events import Event, RoundPause, RoundResume
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,8 @@ class EngineState(Protocol):
     when the current round's clock started (its round_start or first shot; None: not yet),
     `round_ended_at` when the current round got its result while no new round followed (the match ended;
     None while it runs), `round_length_s` its length (None: no round or no clock), `clock_counts_down`
-    whether the engine ends rounds when the clock runs out.
+    whether the engine ends rounds when the clock runs out, `round_paused_at` when the umpire stopped the
+    clock (None: it runs) and `round_paused_s` how long it stood still in earlier pauses of the round.
     """
 
     @property
@@ -100,9 +101,81 @@ class EngineState(Protocol):
     @property
     def clock_counts_down(self) -> bool: ...
     @property
+    def round_paused_at(self) -> float | None: ...
+    @property
+    def round_paused_s(self) -> float: ...
+    @property
     def shot_in_progress(self) -> bool: ...
     @property
     def complete(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class RoundClock:
+    """A round's clock as an engine's state tells it, to be read at any time (a scoreboard ticking between
+    events): time left when it counts down, time played otherwise; the umpire's pauses do not count."""
+
+    started_at: float | None
+    ended_at: float | None
+    length_s: float
+    counts_down: bool
+    paused_at: float | None = None
+    paused_s: float = 0.0
+
+    @classmethod
+    def of(cls, state: EngineState) -> RoundClock | None:
+        """The current round's clock; None when the game has no round clock."""
+        if state.round_length_s is None:
+            return None
+        return cls(state.round_started_at, state.round_ended_at, state.round_length_s, state.clock_counts_down,
+                   state.round_paused_at, state.round_paused_s)
+
+    def at(self, t: float) -> float:
+        played = 0.0
+        if self.started_at is not None:
+            now = t if self.ended_at is None else min(t, self.ended_at)
+            stood = self.paused_s + (max(0.0, now - self.paused_at) if self.paused_at is not None else 0.0)
+            played = max(0.0, now - self.started_at - stood)
+        return max(0.0, self.length_s - played) if self.counts_down else played
+
+
+@dataclass
+class Pauses:
+    """The umpire's pauses of one round (an engine's working memory): the round clock stands still from
+    round_pause to round_resume. Play seen meanwhile is still refereed; only the clock waits."""
+
+    paused_at: float | None = None  # when the running pause began; None: the clock runs
+    paused_s: float = 0.0  # how long earlier pauses of the round lasted
+
+    def refusal(self, event: Event, running: bool) -> str | None:
+        """Why `event` (a round_pause or round_resume) cannot be applied now; `running`: a round is under way."""
+        if isinstance(event, RoundPause):
+            if not running:
+                return f"event {event.id}: round_pause while no round is running; start the round first"
+            if self.paused_at is not None:
+                return f"event {event.id}: round_pause while the round is paused already (since {self.paused_at:g}s)"
+        if isinstance(event, RoundResume) and self.paused_at is None:
+            return f"event {event.id}: round_resume while the round is not paused; pause it first"
+        return None
+
+    def apply(self, event: RoundPause | RoundResume, round_name: str) -> Decision:
+        """Stop or restart the clock; the call says so, with who and why."""
+        who = f" by {event.by}" if event.by else ""
+        why = f": {event.reason}" if event.reason else ""
+        if isinstance(event, RoundPause):
+            self.paused_at = event.t
+            return Decision(event.t, DecisionKind.PHASE, f"{round_name} paused{who}{why}", cause=event.id,
+                            data=(("phase", "paused"),))
+        assert self.paused_at is not None  # refusal() said so
+        stood = event.t - self.paused_at
+        self.paused_s += stood
+        self.paused_at = None
+        return Decision(event.t, DecisionKind.PHASE, f"{round_name} resumed{who} after {stood:.0f}s{why}",
+                        cause=event.id, data=(("phase", "resumed"), ("paused_s", round(stood, 3))))
+
+    def stood_still(self, t: float) -> float:
+        """Seconds the clock has stood still by time `t` (the running pause included)."""
+        return self.paused_s + (max(0.0, t - self.paused_at) if self.paused_at is not None else 0.0)
 
 
 class RulesEngine(Protocol):

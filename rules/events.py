@@ -315,14 +315,19 @@ class GameStart(Event):
 
     TYPE: ClassVar[str] = "game_start"
     players: tuple[PlayerSpec, ...] = ()
+    by: str = ""  # who set the match up (an umpire's name), for the record
 
     def _fields_json(self) -> dict[str, Any]:
-        return {"players": [p.to_json() for p in self.players]}
+        return {"players": [p.to_json() for p in self.players], **_umpire_fields(self)}
 
 
 @dataclass(frozen=True)
 class RoundStart(Event):
     TYPE: ClassVar[str] = "round_start"
+    by: str = ""
+
+    def _fields_json(self) -> dict[str, Any]:
+        return _umpire_fields(self)
 
 
 @dataclass(frozen=True)
@@ -330,6 +335,35 @@ class RoundEnd(Event):
     """The umpire ends the round (the engine also ends it from the clock if configured)."""
 
     TYPE: ClassVar[str] = "round_end"
+    by: str = ""
+
+    def _fields_json(self) -> dict[str, Any]:
+        return _umpire_fields(self)
+
+
+@dataclass(frozen=True)
+class _ClockInput(Event):
+    """An umpire input on the round clock: who gave it and why."""
+
+    by: str = ""
+    reason: str = ""
+
+    def _fields_json(self) -> dict[str, Any]:
+        return _umpire_fields(self)
+
+
+@dataclass(frozen=True)
+class RoundPause(_ClockInput):
+    """The umpire stops the round clock (an injury, a dispute, a table to fix); play waits until round_resume."""
+
+    TYPE: ClassVar[str] = "round_pause"
+
+
+@dataclass(frozen=True)
+class RoundResume(_ClockInput):
+    """The umpire restarts the round clock stopped by round_pause."""
+
+    TYPE: ClassVar[str] = "round_resume"
 
 
 @dataclass(frozen=True)
@@ -339,10 +373,11 @@ class OutOfBallsChoice(Event):
     TYPE: ClassVar[str] = "out_of_balls_choice"
     player: str = ""
     choice: str = "bank"  # "bank" | "final_sequence"
+    by: str = ""
     CHOICES: ClassVar[tuple[str, ...]] = ("bank", "final_sequence")
 
     def _fields_json(self) -> dict[str, Any]:
-        return {"player": self.player, "choice": self.choice}
+        return {"player": self.player, "choice": self.choice, **_umpire_fields(self)}
 
 
 @dataclass(frozen=True)
@@ -411,12 +446,9 @@ class UmpireFoul(Event):
 
 def _umpire_fields(event: Any) -> dict[str, Any]:
     data: dict[str, Any] = {}
-    if getattr(event, "target", ""):
-        data["target"] = event.target
-    if event.by:
-        data["by"] = event.by
-    if event.reason:
-        data["reason"] = event.reason
+    for key in ("target", "by", "reason"):
+        if getattr(event, key, ""):
+            data[key] = getattr(event, key)
     return data
 
 
@@ -424,7 +456,8 @@ OBSERVATIONS: tuple[type[Event], ...] = (
     ShotStarted, TableSettled, PlayLineCrossing, TableMovement, BallLifted, BallPlaced,
 )
 UMPIRE_INPUTS: tuple[type[Event], ...] = (
-    GameStart, RoundStart, RoundEnd, OutOfBallsChoice, Confirm, Overturn, SnapshotCorrection, UmpireFoul,
+    GameStart, RoundStart, RoundEnd, RoundPause, RoundResume, OutOfBallsChoice, Confirm, Overturn, SnapshotCorrection,
+    UmpireFoul,
 )
 EVENT_TYPES: dict[str, type[Event]] = {cls.TYPE: cls for cls in OBSERVATIONS + UMPIRE_INPUTS}
 _DEFAULT_SOURCE: dict[str, Source] = {
@@ -522,14 +555,18 @@ def _players(data: dict[str, Any]) -> dict[str, Any]:
     ids = [p.id for p in players]
     if len(set(ids)) != len(ids):
         raise ValueError(f"player ids must differ, got {shown(ids)}")
-    return {"players": tuple(players)}
+    return {"players": tuple(players), **_by(data)}
 
 
 def _umpire(data: dict[str, Any], need_target: bool) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    if need_target:
-        fields["target"] = _str(data.get("target"), "target")
-    for key in ("by", "reason"):
+    fields: dict[str, Any] = {"target": _str(data.get("target"), "target")} if need_target else {}
+    return {**fields, **_by(data, "by", "reason")}
+
+
+def _by(data: dict[str, Any], *keys: str) -> dict[str, str]:
+    """Who gave an umpire input, and why: optional strings."""
+    fields = {}
+    for key in keys or ("by",):
         value = data.get(key, "")
         if not isinstance(value, str):
             raise ValueError(f"'{key}' must be a string")
@@ -541,7 +578,7 @@ def _choice(data: dict[str, Any]) -> dict[str, Any]:
     choice = data.get("choice")
     if choice not in OutOfBallsChoice.CHOICES:
         raise ValueError(f"'choice' must be 'bank' or 'final_sequence', got {shown(choice)}")
-    return {"player": _str(data.get("player"), "player"), "choice": choice}
+    return {"player": _str(data.get("player"), "player"), "choice": choice, **_by(data)}
 
 
 def _umpire_foul(data: dict[str, Any]) -> dict[str, Any]:
@@ -582,8 +619,10 @@ _PARSERS: dict[str, Any] = {
     "ball_lifted": lambda d: {"owner": _str(d.get("owner"), "owner"), "at": Location.from_json(d.get("at"), "at")},
     "ball_placed": lambda d: {"owner": _str(d.get("owner"), "owner"), "at": Location.from_json(d.get("at"), "at")},
     "game_start": _players,
-    "round_start": lambda d: {},
-    "round_end": lambda d: {},
+    "round_start": _by,
+    "round_end": _by,
+    "round_pause": lambda d: _umpire(d, need_target=False),
+    "round_resume": lambda d: _umpire(d, need_target=False),
     "out_of_balls_choice": _choice,
     "confirm": lambda d: _umpire(d, need_target=True),
     "overturn": lambda d: _umpire(d, need_target=True),

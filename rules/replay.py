@@ -14,7 +14,7 @@ ball_placed, table_settled, round_end) is what follows every game: no warning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -26,9 +26,13 @@ from .events import (
     Confirm,
     Event,
     LogError,
+    OutOfBallsChoice,
     Overturn,
     PlayLineCrossing,
     RoundEnd,
+    RoundPause,
+    RoundResume,
+    RoundStart,
     SnapshotCorrection,
     TableMovement,
     TableSettled,
@@ -38,8 +42,13 @@ from .events import (
 from .files import decode_json_lines, read_json_lines
 from .games import GAMES, make_engine
 
-# Calls an umpire may overturn; a snapshot is fixed with snapshot_correction instead.
-OVERTURNABLE = (PlayLineCrossing, TableMovement, UmpireFoul)
+# Calls an umpire may overturn, and the umpire's own inputs but game_start (an overturn of one undoes it); a
+# snapshot is fixed with snapshot_correction instead.
+OVERTURNABLE = (PlayLineCrossing, TableMovement, UmpireFoul, RoundStart, RoundEnd, RoundPause, RoundResume,
+                OutOfBallsChoice, Confirm, Overturn, SnapshotCorrection)
+OVERTURNABLE_TYPES = ", ".join(cls.TYPE for cls in OVERTURNABLE)
+# Umpire inputs that change how earlier events count: replay applies them ahead of the engine.
+AMENDMENTS = (Overturn, SnapshotCorrection, Confirm)
 # What follows the end of every game (the table cleared, the round closed): no sign that play went on.
 AFTER_THE_END = (BallLifted, BallPlaced, TableSettled, RoundEnd)
 
@@ -96,35 +105,21 @@ def _check_order_and_ids(events: list[Event], name: str) -> None:
 
 
 def resolve_umpire_inputs(events: list[Event]) -> tuple[list[Event], dict[str, Event]]:
-    """Return the stream the engine sees, and what each umpire input changed.
+    """Return the stream the engine sees, and every event by id.
 
-    Overturned calls are dropped; corrected snapshots are substituted (the last
+    Overturned events are dropped; corrected snapshots are substituted (the last
     correction of a snapshot wins). Targets are checked so a typo in an id is
     an error, not a silently ignored correction.
     """
-    by_id = {event.id: event for event in events}
-    overturned: set[str] = set()
+    by_id = _checked_targets(events)
+    cancelled = overturned(events)
     corrected: dict[str, SnapshotCorrection] = {}
     for event in events:
-        if isinstance(event, (Overturn, SnapshotCorrection, Confirm)):
-            target = by_id.get(event.target)
-            if target is None:
-                raise LogError(f"event {event.id} ({event.TYPE}) targets {event.target!r}, which is not in the log; "
-                               "use the id of the event it refers to (e.g. L12 for line 12)")
-            if isinstance(event, Overturn):
-                if not isinstance(target, OVERTURNABLE):
-                    raise LogError(f"event {event.id} overturns {target.id}, a {target.TYPE}; only "
-                                   "play_line_crossing, table_movement and umpire_foul calls can be overturned "
-                                   "(fix a snapshot with snapshot_correction)")
-                overturned.add(target.id)
-            elif isinstance(event, SnapshotCorrection):
-                if not isinstance(target, TableSettled):
-                    raise LogError(f"event {event.id} corrects {target.id}, a {target.TYPE}; "
-                                   "snapshot_correction must target a table_settled event")
-                corrected[target.id] = event
+        if isinstance(event, SnapshotCorrection) and event.id not in cancelled:
+            corrected[event.target] = event
     stream: list[Event] = []
     for event in events:
-        if event.id in overturned:
+        if event.id in cancelled:
             continue
         if event.id in corrected:
             event = replace(event, snapshot=corrected[event.id].snapshot)  # type: ignore[call-arg]
@@ -132,29 +127,85 @@ def resolve_umpire_inputs(events: list[Event]) -> tuple[list[Event], dict[str, E
     return stream, by_id
 
 
+def overturned(events: list[Event]) -> set[str]:
+    """The ids of the events overturned by an overturn that stands (an overturn of an overturn undoes it).
+
+    Read from the end: an overturn always targets an earlier event, so whether it stands is known by the
+    time its target is met."""
+    cancelled: set[str] = set()
+    for event in reversed(events):
+        if isinstance(event, Overturn) and event.id not in cancelled:
+            cancelled.add(event.target)
+    return cancelled
+
+
+def _checked_targets(events: list[Event]) -> dict[str, Event]:
+    """Every event by id, once each amendment's target is known to be an earlier event of a kind it may change."""
+    by_id: dict[str, Event] = {}
+    for event in events:
+        if isinstance(event, AMENDMENTS):
+            target = by_id.get(event.target)
+            if target is None:
+                where = "a later event" if any(e.id == event.target for e in events) else "not in the log"
+                raise LogError(f"event {event.id} ({event.TYPE}) targets {event.target!r}, which is {where}; "
+                               "use the id of an earlier event it refers to (e.g. L12 for line 12)")
+            if isinstance(event, Overturn) and not isinstance(target, OVERTURNABLE):
+                raise LogError(f"event {event.id} overturns {target.id}, a {target.TYPE}; only {OVERTURNABLE_TYPES} "
+                               "can be overturned (fix a snapshot with snapshot_correction)")
+            if isinstance(event, SnapshotCorrection) and not isinstance(target, TableSettled):
+                raise LogError(f"event {event.id} corrects {target.id}, a {target.TYPE}; "
+                               "snapshot_correction must target a table_settled event")
+        by_id[event.id] = event
+    return by_id
+
+
+def amend(events: list[Event], game: str, config: dict[str, Any] | None = None) -> tuple[RulesEngine, Decision]:
+    """A match whose last event is an amendment (overturn, snapshot_correction, confirm) given live: the engine
+    as replaying the log with it leaves it, and the umpire's call. Raises InputError (naming the event) when the
+    amendment cannot stand: a bad target, a call overturned already, or a later event the replay then refuses."""
+    event = events[-1]
+    assert isinstance(event, AMENDMENTS)
+    if isinstance(event, Overturn) and event.target in overturned(events[:-1]):
+        raise LogError(f"event {event.id}: {event.target} is overturned already; overturn the overturn to undo it")
+    engine, _ = _referee(events, game, config)
+    by_id = {e.id: e for e in events}
+    return engine, _umpire_decision(event, by_id[event.target])
+
+
 def replay(events: list[Event], game: str, config: dict[str, Any] | None = None) -> ReplayResult:
     """Feed a whole log to a fresh engine; the same log always gives the same result."""
+    engine, refereed = _referee(events, game, config)
+    decisions = refereed.decisions + engine.close(events[-1].t)
+    return ReplayResult(game, tuple(decisions), engine.standings(), tuple(events), dict(config or {}),
+                        _after_end_warnings(refereed.unscored, refereed.ended_at))
+
+
+@dataclass
+class _Refereed:
+    decisions: list[Decision]
+    ended_at: float | None = None  # when the game (the match) was over
+    unscored: list[Event] = field(default_factory=list)  # events the engine got after that: they score nothing
+
+
+def _referee(events: list[Event], game: str, config: dict[str, Any] | None) -> tuple[RulesEngine, _Refereed]:
+    """A fresh engine fed the log with its umpire inputs applied, not yet closed."""
     engine: RulesEngine = make_engine(game, config or {})
     stream, by_id = resolve_umpire_inputs(events)
-    decisions: list[Decision] = []
-    ended_at: float | None = None  # when the game (the match) was over
-    unscored: list[Event] = []  # events the engine got after that: they score nothing
+    done = _Refereed([])
     for event in stream:
-        if isinstance(event, (Overturn, SnapshotCorrection, Confirm)):
-            decisions.append(_umpire_decision(event, by_id[event.target]))
+        if isinstance(event, AMENDMENTS):
+            done.decisions.append(_umpire_decision(event, by_id[event.target]))
             continue
-        if ended_at is not None:
-            unscored.append(event)
+        if done.ended_at is not None:
+            done.unscored.append(event)
         fed = engine.feed(event)  # a refused event raises InputError naming it
-        decisions.extend(fed)
+        done.decisions.extend(fed)
         results = [d.t for d in fed if d.kind in (DecisionKind.GAME_RESULT, DecisionKind.MATCH_RESULT)]
-        if ended_at is None and results and engine.state().complete:  # the engines end a game with its result
-            ended_at = min(results)
-            if event.t > ended_at:  # the clock ran out before this event: it came after the end
-                unscored.append(event)
-    decisions.extend(engine.close(events[-1].t))
-    return ReplayResult(game, tuple(decisions), engine.standings(), tuple(events), dict(config or {}),
-                        _after_end_warnings(unscored, ended_at))
+        if done.ended_at is None and results and engine.state().complete:  # the engines end a game with its result
+            done.ended_at = min(results)
+            if event.t > done.ended_at:  # the clock ran out before this event: it came after the end
+                done.unscored.append(event)
+    return engine, done
 
 
 def _after_end_warnings(unscored: list[Event], ended_at: float | None) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..decisions import Decision, DecisionKind, ScoreItem
-from ..engine import GameScore, PendingChoice, RoundScore, Standings
+from ..engine import GameScore, Pauses, PendingChoice, RoundScore, Standings
 from ..errors import InputError
 from ..events import (
     BallLifted,
@@ -33,6 +33,8 @@ from ..events import (
     Place,
     PlayLineCrossing,
     RoundEnd,
+    RoundPause,
+    RoundResume,
     RoundStart,
     ShotStarted,
     TableMovement,
@@ -76,6 +78,8 @@ class PiratenbillardState:
     round_ended_at: float | None  # the game result
     round_length_s: float | None  # always None: no round clock
     clock_counts_down: bool  # always False
+    round_paused_at: float | None  # the umpire paused play then (round_pause); None: play goes on
+    round_paused_s: float  # how long earlier pauses lasted
     shot_in_progress: bool  # a shot_started waits for its table_settled
     complete: bool
     seats: Mapping[str, int]  # 0 south, 1 west, 2 north, 3 east
@@ -94,6 +98,7 @@ class PiratenbillardState:
             "pending_choice": None, "round_number": self.round_number, "round_tiebreak": self.round_tiebreak,
             "round_started_at": self.round_started_at, "round_ended_at": self.round_ended_at,
             "round_length_s": self.round_length_s, "clock_counts_down": self.clock_counts_down,
+            "round_paused_at": self.round_paused_at, "round_paused_s": self.round_paused_s,
             "shot_in_progress": self.shot_in_progress, "complete": self.complete, "seats": dict(self.seats),
             "shooter": self.shooter,
             "board": [{"cell": list(cell), "owner": owner, "count": n} for (cell, owner), n in self.board.items()],
@@ -130,6 +135,7 @@ class PiratenbillardEngine:
         self._winners: tuple[str, ...] = ()
         self._started_at: float | None = None  # the single round: first strike (or round_start) ...
         self._ended_at: float | None = None  # ... to the game result
+        self._pauses = Pauses()  # no clock to stop, but the scoreboard says play is paused
         # The event being fed: every decision names it and inherits its confidence.
         self._event: Event | None = None
         self._confidence = 1.0
@@ -152,6 +158,8 @@ class PiratenbillardEngine:
             return self._start(event)
         if self._started_at is None and not self._complete and isinstance(event, (ShotStarted, RoundStart)):
             self._started_at = event.t
+        if isinstance(event, (RoundPause, RoundResume)):
+            return [self._pauses.apply(event, "the game")]
         if self._complete:
             return self._after_end(event)
         if isinstance(event, ShotStarted):
@@ -208,6 +216,8 @@ class PiratenbillardEngine:
             round_ended_at=self._ended_at,
             round_length_s=None,
             clock_counts_down=False,
+            round_paused_at=self._pauses.paused_at,
+            round_paused_s=self._pauses.paused_s,
             shot_in_progress=self._shot is not None,
             complete=self._complete,
             seats=MappingProxyType({p: self._seat[p] for p in players}),
@@ -241,6 +251,8 @@ class PiratenbillardEngine:
         if isinstance(event, OutOfBallsChoice):
             return (f"event {event.id}: out_of_balls_choice is a Star Cluster Ball input; "
                     "Piratenbillard has no such choice, remove it from the log")
+        if isinstance(event, (RoundPause, RoundResume)):
+            return self._pauses.refusal(event, running=self._started_at is not None and not self._complete)
         if self._complete:  # PB-7.3
             if self.config.after_end == "error":
                 return (f"event {event.id}: {event.TYPE} after the game ended ({self._status()}); "
@@ -667,7 +679,8 @@ class PiratenbillardEngine:
         stacks = sorted(cell for (cell, o), n in self._board.items() if o == self._to_play and n >= 2)
         must = f", must play the stacked pair at {cell_name(stacks[0])}" if stacks else ""
         pending = f"; waiting for {len(self._pending_lifts)} lift(s)" if self._pending_lifts else ""
-        return f"{self._to_play} to play{must}; treasures {self._totals_text()}{pending}"
+        paused = f" (paused since {self._pauses.paused_at:.0f}s)" if self._pauses.paused_at is not None else ""
+        return f"{self._to_play} to play{paused}{must}; treasures {self._totals_text()}{pending}"
 
     def _warn(self, summary: str, rule: str, data: tuple[tuple[str, Any], ...] = ()) -> Decision:
         return self._decision(DecisionKind.WARNING, summary, rule=rule, flagged=True, data=data)

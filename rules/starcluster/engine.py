@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from ..decisions import Decision, DecisionKind, ScoreItem
-from ..engine import GameScore, PendingChoice, RoundScore, Standings
+from ..engine import GameScore, Pauses, PendingChoice, RoundScore, Standings
 from ..errors import InputError
 from ..events import (
     BallLifted,
@@ -34,6 +34,8 @@ from ..events import (
     Place,
     PlayLineCrossing,
     RoundEnd,
+    RoundPause,
+    RoundResume,
     RoundStart,
     ShotStarted,
     Snapshot,
@@ -68,6 +70,8 @@ class StarClusterState:
     round_ended_at: float | None  # the round's result, when no new round followed (the match ended)
     round_length_s: float | None  # round_seconds, or tiebreak_seconds in a tie-break round
     clock_counts_down: bool  # config clock == "events": the engine ends the round when time is up
+    round_paused_at: float | None  # the umpire stopped the round clock then (round_pause); None: it runs
+    round_paused_s: float  # how long the clock stood still in the round's earlier pauses
     shot_in_progress: bool  # a shot_started waits for its table_settled
     complete: bool  # the match is over
     game_number: int | None
@@ -96,6 +100,7 @@ class StarClusterState:
             "round_number": self.round_number, "round_tiebreak": self.round_tiebreak,
             "round_started_at": self.round_started_at, "round_ended_at": self.round_ended_at,
             "round_length_s": self.round_length_s, "clock_counts_down": self.clock_counts_down,
+            "round_paused_at": self.round_paused_at, "round_paused_s": self.round_paused_s,
             "shot_in_progress": self.shot_in_progress, "complete": self.complete, "game_number": self.game_number,
             "shooter": self.shooter, "board": {slot(s): o for s, o in sorted(self.board.items())},
             "dead": [slot(s) for s in sorted(self.dead)], "grouped": dict(self.grouped), "out": dict(self.out),
@@ -128,6 +133,7 @@ class _Round:
     banked: str | None = None
     final_sequence: str | None = None
     final_foul: bool = False
+    pauses: Pauses = field(default_factory=Pauses)
 
 
 @dataclass
@@ -197,6 +203,7 @@ class StarClusterEngine:
             ShotStarted: self._shot_started, TableSettled: self._settled, PlayLineCrossing: self._crossing,
             TableMovement: self._table_movement, UmpireFoul: self._umpire_foul, BallLifted: self._lifted,
             RoundStart: self._round_start, RoundEnd: self._round_end, OutOfBallsChoice: self._choice,
+            RoundPause: self._pause, RoundResume: self._pause,
         }
         handler = handlers.get(type(event))
         if handler is not None:  # ball_placed: the next settle shows it; overturns/corrections: the replay layer's
@@ -209,9 +216,9 @@ class StarClusterEngine:
         """At the end of the log, the clock may still end the round (SCB-2.2)."""
         if self._complete or not self._players:
             return []
-        rnd = self._round
-        if self.config.clock == "events" and rnd.start is not None and t >= rnd.start + rnd.length:
-            return self._end_round(rnd.start + rnd.length, None, "time is up")
+        deadline = self._deadline()
+        if deadline is not None and t >= deadline:
+            return self._end_round(deadline, None, "time is up")
         return []
 
     def state(self) -> StarClusterState:
@@ -220,7 +227,8 @@ class StarClusterEngine:
             return StarClusterState(
                 players=(), to_play=None, balls_to_play=MappingProxyType({}), pending_choice=None, round_number=None,
                 round_tiebreak=False, round_started_at=None, round_ended_at=None, round_length_s=None,
-                clock_counts_down=self.config.clock == "events", shot_in_progress=False, complete=False,
+                clock_counts_down=self.config.clock == "events", round_paused_at=None, round_paused_s=0.0,
+                shot_in_progress=False, complete=False,
                 game_number=None, shooter=None, board=MappingProxyType({}), dead=frozenset(),
                 grouped=MappingProxyType({}), out=MappingProxyType({}), hand=MappingProxyType({}),
                 live=MappingProxyType({}), unlifted_slots=MappingProxyType({}), unlifted_grouped=MappingProxyType({}),
@@ -241,6 +249,8 @@ class StarClusterEngine:
             round_ended_at=rnd.ended if rnd.complete else None,
             round_length_s=rnd.length,
             clock_counts_down=self.config.clock == "events",
+            round_paused_at=rnd.pauses.paused_at,
+            round_paused_s=rnd.pauses.paused_s,
             shot_in_progress=self._shot is not None,
             complete=self._complete,
             game_number=self._game.number,
@@ -321,6 +331,8 @@ class StarClusterEngine:
             return self._snapshot_refusal(event.snapshot, event)
         if isinstance(event, OutOfBallsChoice):
             return self._choice_refusal(event)
+        if isinstance(event, (RoundPause, RoundResume)):
+            return self._round.pauses.refusal(event, running=self._round.start is not None and not self._round.complete)
         return None  # round_start, round_end, ball_placed; overturns and corrections are the replay layer's
 
     def _not_a_player(self, name: str | None, event: Event, what: str = "player") -> str | None:
@@ -463,16 +475,28 @@ class StarClusterEngine:
             return []  # already ended (by the clock) or not begun: nothing to end
         return self._end_round(event.t, event.id, "the umpire ends the round")
 
+    def _pause(self, event: RoundPause | RoundResume) -> list[Decision]:
+        rnd = self._round
+        return [rnd.pauses.apply(event, f"game {self._game.number}, {'tie-break ' if rnd.tiebreak else ''}round "
+                                        f"{rnd.number}")]
+
+    def _deadline(self) -> float | None:
+        """When the round clock runs out: its start, its length and its pauses; None while it does not count
+        down (no clock, the round not begun, or paused by the umpire)."""
+        rnd = self._round
+        if self.config.clock != "events" or rnd.start is None or rnd.pauses.paused_at is not None:
+            return None
+        return rnd.start + rnd.length + rnd.pauses.paused_s
+
     def _clock_due(self, t: float) -> bool:
         """Whether feed runs out the round clock at `t` before handling an event there."""
-        rnd = self._round
-        return (self._shot is None and self.config.clock == "events" and rnd.start is not None
-                and t > rnd.start + rnd.length)
+        deadline = self._deadline()
+        return self._shot is None and deadline is not None and t > deadline
 
     def _clock(self, t: float) -> list[Decision]:
-        rnd = self._round
-        if self.config.clock == "events" and rnd.start is not None and t > rnd.start + rnd.length:
-            return self._end_round(rnd.start + rnd.length, None, "time is up")
+        deadline = self._deadline()
+        if deadline is not None and t > deadline:
+            return self._end_round(deadline, None, "time is up")
         return []
 
     def _end_round(self, t: float, cause: str | None, reason: str) -> list[Decision]:
@@ -1037,8 +1061,10 @@ class StarClusterEngine:
             return f"{name}, waiting for {self._awaiting}'s choice: bank or Final Sequence"
         if rnd.start is None:
             return f"{name} not started, {self._to_play} to play"
-        left = max(0.0, rnd.start + rnd.length - self._now)
+        left = max(0.0, rnd.start + rnd.length + rnd.pauses.stood_still(self._now) - self._now)
         clock = f", {int(left // 60):02d}:{int(left % 60):02d} left" if self.config.clock == "events" else ""
+        if rnd.pauses.paused_at is not None:
+            clock += f", paused since {rnd.pauses.paused_at:.0f}s"
         if rnd.final_sequence is not None:
             return f"{name}{clock}, Final Sequence: {rnd.final_sequence}, {self._hand(rnd.final_sequence)} ball(s) left"
         return f"{name}{clock}, {self._to_play} to play"

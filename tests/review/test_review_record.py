@@ -36,10 +36,11 @@ def test_the_scoreboard_follows_the_engine_and_the_round_clock_runs_down(sc_run)
     before, after = record.board_at(slam.t - 0.1), record.board_at(slam.t + 0.01)
     assert dict(after.scores)["red"] - dict(before.scores)["red"] == 15
     board = record.board_at(10.0)
-    assert board.round_label == "game 1, round 1" and board.to_play == "red" and board.counts_down
-    assert board.clock_s(10.0) == pytest.approx(board.round_length - (10.0 - board.round_start))
+    assert board.round_label == "game 1, round 1" and board.to_play == "red" and board.clock.counts_down
+    assert board.clock_s(10.0) == pytest.approx(board.clock.length_s - (10.0 - board.clock.started_at))
     assert board.clock_s(12.0) == pytest.approx(board.clock_s(10.0) - 2.0)
-    assert end.round_end is not None and end.clock_s(end.round_end + 5) == end.clock_s(end.round_end)
+    ended = end.clock.ended_at
+    assert ended is not None and end.clock_s(ended + 5) == end.clock_s(ended)
 
 
 def _write_run(folder, events, game="starcluster", config=None):

@@ -11,8 +11,8 @@ from clocks import LockstepClock
 
 from referee.session import RefereeSession, RunSpec, Verdict
 from rules.errors import InputError
-from rules.events import Confirm, OutOfBallsChoice, RoundEnd, Snapshot, UmpireFoul
-from rules.replay import read_log
+from rules.events import Confirm, OutOfBallsChoice, Overturn, RoundEnd, RoundPause, RoundResume, Snapshot, UmpireFoul
+from rules.replay import read_log, replay
 from simulation.make_samples import SEED
 from simulation.realism import Realism
 from simulation.simulate import simulate_to
@@ -398,3 +398,75 @@ def test_a_ball_knocked_from_under_the_shooters_hand_into_a_slot_is_the_shooters
                                                          if d["kind"] == "foul"]
     round_end = min(e["t"] for e in truth["events"] if e["type"] == "round_end")
     assert not [e for e in read_log(tmp_path / "events.jsonl") if e.TYPE == "ball_lifted" and e.t < round_end]
+
+
+def test_the_umpire_overturns_undoes_and_pauses_live_and_the_state_is_what_replay_of_the_log_gives(clips, tmp_path):
+    """The console's amendments while the match runs: an umpire foul, its overturn and the undo of that overturn
+    (an overturn of the overturn) each change the live scores at once, and after each the live standings are
+    exactly what `referee replay` of events.jsonl gives. An overturn the log cannot hold (of a table reading)
+    is refused with the reason, flagged, and never logged. A pause stops the round clock until the resume.
+    The state shows the table as last read, naming its table_settled."""
+    folder, truth = clips["starcluster"]
+    with RefereeSession.open(spec(folder, truth, tmp_path, tracks=False), detector=TruthDetector(truth)) as session:
+        frames = iter(FileSource(folder / "video.mp4").frames())
+
+        def until(condition):
+            for frame in frames:
+                session.process(frame)
+                if condition(session.state()):
+                    return frame
+            raise AssertionError("the condition never held")
+
+        def answer(event):
+            future = session.submit(event)
+            frame = next(frames)
+            session.process(frame)
+            return future.result(timeout=0), frame
+
+        def totals(state):
+            return dict(state.standings.games[-1].totals)
+
+        def replayed():
+            log = read_log(tmp_path / "events.jsonl")
+            return dict(replay(log, "starcluster", session.setup.rules_config).standings.games[-1].totals)
+
+        frame = until(lambda state: state.table is not None and sum(totals(state).values()) > 0)
+        state = session.state()
+        assert state.table_event in {e.id for e in read_log(tmp_path / "events.jsonl") if e.TYPE == "table_settled"}
+        assert state.table.balls  # the balls at rest, as read
+
+        foul, frame = answer(UmpireFoul(t=frame.t, player=state.standings.to_play, foul="interference", by="U"))
+        assert foul.accepted and totals(session.state()) == replayed()
+
+        refused, frame = answer(Overturn(t=frame.t, target=state.table_event, by="U"))
+        assert not refused.accepted and "only play_line_crossing" in refused.reason
+        assert any("refused" in flag.message for flag in session.state().review)
+        assert all(e.TYPE != "overturn" for e in read_log(tmp_path / "events.jsonl"))
+
+        overturn, frame = answer(Overturn(t=frame.t, target=foul.event_id, by="U", reason="no interference"))
+        assert overturn.accepted and totals(session.state()) == replayed()
+        again, frame = answer(Overturn(t=frame.t, target=foul.event_id, by="U"))
+        assert not again.accepted and "overturned already" in again.reason
+        undo, frame = answer(Overturn(t=frame.t, target=overturn.event_id, by="U", reason="undo"))
+        assert undo.accepted and totals(session.state()) == replayed()
+        assert any(d.summary.startswith("umpire by U overturned " + overturn.event_id)
+                   for d in session.state().last_decisions)
+
+        at = frame.t
+        paused, frame = answer(RoundPause(t=at, by="U", reason="a dropped ball"))
+        assert paused.accepted and session.state().engine.round_paused_at == at
+        clock = session.state().clock_s
+        for _ in range(15):
+            session.process(next(frames))
+        assert session.state().clock_s == clock  # counts nothing while paused
+        resumed, frame = answer(RoundResume(t=frame.t + 0.5, by="U"))
+        assert resumed.accepted and session.state().engine.round_paused_at is None
+        for frame in frames:
+            session.process(frame)
+        summary = session.finish()
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert totals(summary.state) == result["final_scores"] == replayed()
+    umpire = [(e.TYPE, e.id, getattr(e, "target", None)) for e in read_log(tmp_path / "events.jsonl") if getattr(e, "by", "") == "U"]
+    assert umpire == [("umpire_foul", foul.event_id, None), ("overturn", overturn.event_id, foul.event_id),
+                      ("overturn", undo.event_id, overturn.event_id), ("round_pause", paused.event_id, None),
+                      ("round_resume", resumed.event_id, None)]
