@@ -292,6 +292,7 @@ class SourceConfig:
     stream_open_timeout_s: float = 5.0  # a stream that has not answered in this long has failed to open
     stream_reconnect_at_end: bool = False  # a stream URL that ends normally is reconnected to, not the end of the match
     live_buffer_s: float = 0.1  # a live frame waits for the referee while it is at most this much older than the newest
+    live_startup_s: float = 1.0  # ... and this much until the referee first catches up (its first frames build models)
 
     def __post_init__(self) -> None:
         _check_numbers(self, "source")

@@ -7,7 +7,10 @@ from there, found by seeking). A live source runs a reader thread that keeps
 the frames the referee has not taken yet while they are at most
 `live_buffer_s` older than the newest, so a referee slower than the feed skips
 frames instead of falling behind, and a stall of a frame or two (reading a
-settled table) skips none. A dropped connection (an error reading, a camera that stops
+settled table) skips none. Until the referee first catches up with the feed,
+frames wait up to `live_startup_s` instead: its first frames find the table
+and build the colour model (about 0.6 s), which would otherwise drop the
+frames of the match's first half second. A dropped connection (an error reading, a camera that stops
 delivering) is an outage: it is retried with exponential back-off, each try
 reported through `on_warning`, until no frame has come for
 `stream_reconnect_s`; only then is it an InputError (as is a stream that never
@@ -238,7 +241,9 @@ def _camera_frames(index: int, clock: Clock) -> Iterator[tuple[float, object]]:
 
 class LiveSource:
     """A reader thread over a reconnecting feed; the consumer gets the frames in order while they are at most
-    `live_buffer_s` older than the newest, never an older one.
+    `live_buffer_s` older than the newest, never an older one. At the start, until the consumer first takes
+    a frame after its first with none left waiting, they wait up to `live_startup_s` instead (the first
+    frames are slow: models are built); a start-up that outgrows even that ends it.
 
     `received` counts the frames the reader released, `dropped` those that grew too old (or, with
     `live_buffer_s` 0, were replaced by a newer one) before the consumer took them.
@@ -288,6 +293,7 @@ class LiveSource:
         self.gaps: list[tuple[float, float]] = []
         self.received = 0
         self.dropped = 0
+        self._starting = True  # the consumer has not caught up with the feed yet: frames wait live_startup_s
 
     def frames(self) -> Iterator[Frame]:
         """The oldest frame waiting each time the consumer asks (frames wait while they are at most
@@ -309,6 +315,8 @@ class LiveSource:
                     if self._stopped:
                         return
                     item = self._waiting.popleft() if self._waiting else None
+                    if index > 0 and not self._waiting:
+                        self._starting = False  # caught up
                     self._cond.notify_all()  # a frame was taken: wakes wait_until_taken
                     if item is None:
                         if self._error is not None:
@@ -431,9 +439,12 @@ class LiveSource:
     def _push(self, t: float, image: object) -> None:
         with self._cond:
             self._waiting.append((t, image))
-            while len(self._waiting) > 1 and self._waiting[0][0] < t - self._config.live_buffer_s - 1e-6:
+            cfg = self._config
+            wait_s = max(cfg.live_buffer_s, cfg.live_startup_s) if self._starting else cfg.live_buffer_s
+            while len(self._waiting) > 1 and self._waiting[0][0] < t - wait_s - 1e-6:
                 self._waiting.popleft()  # too old: the referee skips it rather than fall behind
                 self.dropped += 1
+                self._starting = False  # a start-up longer than live_startup_s: the referee is behind the feed
             self.received += 1
             self._cond.notify_all()
 

@@ -108,9 +108,10 @@ def test_in_lockstep_a_slow_consumer_still_gets_every_frame(clip, decoded):
 def test_a_consumer_that_falls_behind_gets_the_frames_of_the_last_live_buffer_s(clip, decoded, buffer_s, dropped,
                                                                                 taken):
     """Frames wait for the consumer while they are at most `live_buffer_s` older than the newest (1/30 s apart
-    here): with 0 it gets the newest frame only, with 0.1 s the last 0.1 s of them, in order, never older."""
+    here): with 0 it gets the newest frame only, with 0.1 s the last 0.1 s of them, in order, never older.
+    (No start-up allowance here: that is the next test.)"""
     clock = GatedClock()
-    source = open_source(str(clip), SourceConfig(live_buffer_s=buffer_s), live=True, clock=clock)
+    source = open_source(str(clip), SourceConfig(live_buffer_s=buffer_s, live_startup_s=0.0), live=True, clock=clock)
     frames = source.frames()
     clock.allow(1)  # the reader may release frame 0 only
     first = next(frames)
@@ -126,6 +127,30 @@ def test_a_consumer_that_falls_behind_gets_the_frames_of_the_last_live_buffer_s(
     got = [f.t for f in [first, *waiting, *rest]]
     assert got == sorted(set(got)) and got[-1] == decoded[-1].t
     assert source.received == FRAMES and source.dropped + len(got) == FRAMES
+
+
+@pytest.mark.parametrize("startup_s, dropped", [(1.0, 0), (0.5, 16), (0.0, 16)])
+def test_until_the_consumer_first_catches_up_frames_wait_live_startup_s(clip, decoded, startup_s, dropped):
+    """The referee's first frame is slow (it finds the table and builds the colour model): the 20 frames (0.67 s)
+    released meanwhile wait for it when `live_startup_s` covers them; when it does not, start-up is over at the
+    first frame too old and only the newest 0.1 s (4 frames) wait, as without it. Once it has caught up (taken a frame with none left waiting) the usual
+    `live_buffer_s` applies: 5 frames released while it takes none drop the oldest."""
+    clock = GatedClock()
+    source = open_source(str(clip), SourceConfig(live_buffer_s=0.1, live_startup_s=startup_s), live=True, clock=clock)
+    frames = source.frames()
+    clock.allow(1)
+    first = next(frames)
+    clock.allow(20)
+    clock.wait_until_held()  # the consumer is still busy with its first frame
+    assert (source.received, source.dropped) == (21, dropped)
+    backlog = [next(frames) for _ in range(20 - dropped)]
+    assert [f.t for f in [first, *backlog]] == [decoded[0].t] + [f.t for f in decoded[1 + dropped:21]]
+    clock.allow(5)
+    clock.wait_until_held()  # caught up: now only the last 0.1 s waits
+    assert source.dropped == dropped + 1
+    clock.open()
+    rest = list(frames)
+    assert rest[0].t == decoded[22].t and source.dropped + 1 + len(backlog) + len(rest) == FRAMES
 
 
 def test_closing_the_frames_early_lets_a_held_reader_stop(clip):
