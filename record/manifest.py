@@ -45,6 +45,7 @@ class Manifest:
     source_kind: str  # one of SOURCE_KINDS
     source_sha256: str | None  # a file's content hash; None for live feeds
     live: bool  # a file played at its own pace through the live path
+    paced: bool  # a file played at its own pace, refereed as a file (every frame): the console's recorded matches
     detector: str
     pose: bool
     pose_model: str | None  # the model file used (None: bodies not watched)
@@ -62,7 +63,7 @@ class Manifest:
             "format": FORMAT, "game": self.game, "created_at": self.created_at,
             "referee_version": self.referee_version,
             "source": {"given": self.source, "kind": self.source_kind, "sha256": self.source_sha256,
-                       "live": self.live},
+                       "live": self.live, "paced": self.paced},
             "detector": self.detector,
             "pose": {"on": self.pose, "model": self.pose_model, "sha256": self.pose_model_sha256},
             "tracks": self.tracks, "annotate": self.annotate,
@@ -142,7 +143,7 @@ def _parse(data: Any, folder: Path) -> Manifest:
     rules_config = _object(data, "rules_config")
     return Manifest(
         game=game, source=_text(source, "given"), source_kind=kind, source_sha256=_optional_text(source, "sha256"),
-        live=_flag(source, "live"), detector=_text(data, "detector"), pose=_flag(pose, "on"),
+        live=_flag(source, "live"), paced=_flag(source, "paced") if "paced" in source else False, detector=_text(data, "detector"), pose=_flag(pose, "on"),
         pose_model=_optional_text(pose, "model"), pose_model_sha256=_optional_text(pose, "sha256"),
         tracks=_flag(data, "tracks"), annotate=_flag(data, "annotate"),
         players=None if players is None else tuple(players), rules_config=rules_config, inputs=inputs,

@@ -62,7 +62,7 @@ from rules.session import load_session
 from vision.config import PipelineConfig, split_config
 from vision.games import GameVision, game_vision
 from vision.pipeline import DetectorFactory, Observation, PipelineWarning, StageTimes, TableReader, VisionPipeline
-from vision.sources import Clock, FrameSource, open_source
+from vision.sources import Clock, FrameSource, SystemClock, open_source
 from vision.video_io import Frame
 
 from . import __version__
@@ -92,6 +92,8 @@ class RunSpec:
     players: tuple[str, ...] | None = None  # without a session: the players' colours, in seat / side order
     detector: str = "color"  # the ball detector backend (vision.detect.DETECTORS)
     live: bool = False  # play a video file through the live path at its own rate
+    paced: bool = False  # play a video file at its own rate, refereed as a file is (every frame, pose joined by
+    #                      time: the same calls as `referee run`); resumed from its record as a live run is
     pose: bool = True  # watch the players' bodies at a Play Line (games that have one)
     pose_model: Path | None = None  # None: models/build/yolo11n-pose.onnx, built by `make models`
     tracks: bool = True  # write tracks.jsonl (for `referee eval` and the review video)
@@ -114,7 +116,7 @@ class RunSpec:
         live run rebuilds the match from events.jsonl and goes on from the feed."""
         if self.start != "resume":
             return WriteMode.NEW
-        return WriteMode.APPEND if self.is_stream or self.live else WriteMode.VERIFY
+        return WriteMode.APPEND if self.is_stream or self.live or self.paced else WriteMode.VERIFY
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,8 @@ def _resumed_spec(spec: RunSpec) -> tuple[RunSpec, Manifest]:
     resumed = RunSpec(source, manifest.game, folder, profile=manifest.input_path(folder, "profile"),
                       calibration=manifest.input_path(folder, "calibration"),
                       config=manifest.input_path(folder, "config"), session=manifest.input_path(folder, "session"),
-                      players=manifest.players, detector=manifest.detector, live=manifest.live, pose=manifest.pose,
+                      players=manifest.players, detector=manifest.detector, live=manifest.live,
+                      paced=manifest.paced, pose=manifest.pose,
                       pose_model=Path(manifest.pose_model) if manifest.pose_model else None, tracks=manifest.tracks,
                       annotate=manifest.annotate, start="resume")
     if RunSpec(source, "", folder).source_kind != manifest.source_kind:
@@ -233,6 +236,7 @@ def _manifest(setup: Setup, folder: Path) -> Manifest:
     return Manifest(
         game=spec.game, source=spec.source, source_kind=spec.source_kind,
         source_sha256=sha256_file(spec.source) if spec.source_kind == "file" else None, live=spec.live,
+        paced=spec.paced,
         detector=spec.detector, pose=spec.pose, pose_model=None if model is None else str(model),
         pose_model_sha256=None if model is None else sha256_file(model), tracks=spec.tracks, annotate=spec.annotate,
         players=spec.players, rules_config=setup.rules_config, inputs=inputs, referee_version=__version__,
@@ -316,7 +320,7 @@ class RefereeSession:
 
     def __init__(self, setup: Setup, source: FrameSource, writer: RunWriter, pipeline: VisionPipeline,
                  say: Say | None = None, progress: bool = False, claim: Claim | None = None,
-                 record: RunFolder | None = None) -> None:
+                 record: RunFolder | None = None, pace: Clock | None = None) -> None:
         self.setup = setup
         self.claim = claim
         self.source = source
@@ -340,6 +344,8 @@ class RefereeSession:
         self.progress = progress  # show the annotating's progress bar
         self.annotated: Written | None = None  # the annotated video, when the spec asked for one
         self._stop: Stop | None = None  # asked to stop (a signal, the console): the run ends at the next frame
+        self._pace = pace  # a paced file: each frame waits for its presentation time on this clock
+        self._woken = threading.Event()  # set by stop(): cuts a pacing wait short
         self._gaps: list[tuple[float, float]] = []  # feed gaps not yet tied to the settle after them
         self._gaps_seen = 0  # of the source's `gaps` (a live source's outages), those written so far
         self._restart_gaps: list[tuple[float, float]] = []  # a resumed live feed: the time the referee was down
@@ -380,7 +386,7 @@ class RefereeSession:
                 claim = claim_folder(spec.out, spec.start, what)
                 if spec.write_mode is WriteMode.APPEND and _holds_events(spec.out):
                     record = read_run(spec.out, tracks=False)
-                    until = recorded_until(spec.out) if spec.live else None
+                    until = recorded_until(spec.out) if spec.live or spec.paced else None
                     start_t = None if until is None else until + 1e-6  # the frames after the last one recorded
             if source is None:
                 source = open_source(spec.source, setup.pipeline.source, live=spec.live, on_warning=source_warning,
@@ -405,7 +411,8 @@ class RefereeSession:
                 claim.release()
             raise
         try:
-            session = cls(setup, source, writer, pipeline, say, progress, claim, record)
+            pace = (clock or SystemClock()) if spec.paced and not source.live else None
+            session = cls(setup, source, writer, pipeline, say, progress, claim, record, pace)
         except BaseException:
             writer.close()
             claim.release()
@@ -428,6 +435,7 @@ class RefereeSession:
         from a signal handler or another thread: it only sets a flag and wakes a live source."""
         if self._stop is None:
             self._stop = Stop(reason, message)
+        threading.Thread(target=self._woken.set, name="stop pacing", daemon=True).start()  # takes no lock here
         stop_source = getattr(self.source, "stop", None)
         if stop_source is not None:
             stop_source()
@@ -464,8 +472,14 @@ class RefereeSession:
 
     def _frames_from_source(self) -> Generator[Frame, None, None]:
         """The source's frames; a resumed live feed's times are moved on past what the record holds, by the
-        wall time the referee was down, and that downtime is a feed gap."""
+        wall time the referee was down, and that downtime is a feed gap. A paced file's frames are given out no
+        sooner than their presentation times (from the first frame's), never dropped: a slow referee falls
+        behind the video instead (a resumed run's catching up with its record is not paced)."""
+        start: tuple[float, float] | None = None  # (clock time, frame time) of the first paced frame
         for frame in self.source.frames():
+            if self._pace is not None and not self.writer.catching_up:
+                start = start or (self._pace.now(), frame.t)
+                self._pace.sleep(max(0.0, (frame.t - start[1]) - (self._pace.now() - start[0])), self._woken)
             if self._resumed_at is not None and self.setup.spec.is_stream:
                 if self._shift is None:
                     down = max(0.0, time.time() - self._record_mtime)

@@ -7,10 +7,13 @@ import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from rules.errors import InputError
 from rules.games import GAMES
+
+if TYPE_CHECKING:
+    from referee.session import RefereeSession, RunSpec, RunSummary
 
 
 def register(subparsers: Any) -> None:
@@ -27,6 +30,15 @@ def register(subparsers: Any) -> None:
             "run cleanly: result.json is written, marked \"stopped\", and the run can be resumed (exit 130 / 143)."
         ),
     )
+    add_match_options(p)
+    p.add_argument("--live", action="store_true", help="play a video file through the live path at its own rate")
+    p.add_argument("--annotate", action="store_true",
+                   help="after the run, write DIR/annotated.mp4: the video with the calls drawn on (docs/review.md)")
+    p.set_defaults(handler=run)
+
+
+def add_match_options(p: argparse.ArgumentParser) -> None:
+    """The options `referee run` and `referee serve` share: what to referee, how, and the run folder."""
     p.add_argument("source", metavar="SOURCE", nargs="?",
                    help="a video file, a camera index (0), or an rtsp:// / http:// URL (with --resume: only when "
                         "the video moved or the camera's address changed)")
@@ -41,11 +53,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--players", help="comma-separated player colours when there is no --session "
                                      "(default: red,blue)")
     p.add_argument("--detector", help="ball detector backend (default: color)")
-    p.add_argument("--live", action="store_true", help="play a video file through the live path at its own rate")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the run's files")
-    p.add_argument("--quiet", action="store_true", help="no progress bar or score line")
-    p.add_argument("--annotate", action="store_true",
-                   help="after the run, write DIR/annotated.mp4: the video with the calls drawn on (docs/review.md)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, score line or warnings")
     p.add_argument("--no-pose", action="store_true",
                    help="Star Cluster Ball: no pose model; Play Line fouls by the body are then not watched")
     p.add_argument("--pose-model", type=Path, metavar="ONNX",
@@ -57,42 +66,19 @@ def register(subparsers: Any) -> None:
                             "from its last recorded frame; a live feed goes on from now")
     start.add_argument("--fresh", action="store_true",
                        help="DIR holds a run: move it aside (DIR.replaced-<time>) and start a new run in DIR")
-    p.set_defaults(handler=run)
 
 
 SETTINGS = ("game", "profile", "calibration", "config", "session", "players", "detector", "pose_model")
-FLAGS = ("live", "annotate", "no_pose")
 EXIT_ON_STOP = {"interrupted": 130, "terminated": 143}  # 128 + the signal's number, as shells report it
 
 
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from referee.session import RefereeSession, RefereeState, RunSpec
+    from referee.session import RefereeSession, RefereeState
     from vision.video_io import Frame
 
-    if args.resume:
-        given = [name for name in SETTINGS if getattr(args, name) is not None] + \
-                [name for name in FLAGS if getattr(args, name)]
-        if given:
-            options = ", ".join("--" + name.replace("_", "-") for name in given)
-            raise InputError(f"--resume continues the run with the settings it was started with "
-                             f"({args.out}/manifest.json); leave out {options}")
-        spec = RunSpec(args.source or "", "", args.out, start="resume")
-    else:
-        if args.source is None:
-            raise InputError("SOURCE is missing: give a video file, a camera index or a stream URL "
-                             "(or --resume to continue the run in --out)")
-        if args.game is None:
-            raise InputError("--game is required: starcluster or piratenbillard")
-        players = tuple(p.strip() for p in args.players.split(",")) if args.players else None
-        if players is not None and not all(players):
-            raise InputError(f"--players {args.players!r} has an empty colour; give colours separated by commas, "
-                             "e.g. red,blue")
-        spec = RunSpec(args.source, args.game, args.out, profile=args.profile, calibration=args.calibration,
-                       config=args.config, session=args.session, players=players, detector=args.detector or "color",
-                       live=args.live, pose=not args.no_pose, pose_model=args.pose_model, annotate=args.annotate,
-                       start="fresh" if args.fresh else "new")
+    spec = run_spec(args, args.live, args.annotate)
 
     def say(t: float, message: str) -> None:
         if not args.quiet:
@@ -111,13 +97,18 @@ def run(args: argparse.Namespace) -> int:
             summary = session.run(show)
         finally:
             bar.close()
+    return report_end(summary, session, args, "run")
+
+
+def report_end(summary: RunSummary, session: RefereeSession, args: argparse.Namespace, command: str) -> int:
+    """Say how the run ended (stopped: how to go on with `referee COMMAND --resume`) and what it wrote; the
+    exit status (0: finished; stopped by a signal: 128 + its number)."""
     stopped = summary.stopped
     if stopped is not None:
-        how = {"interrupted": "Ctrl-C", "terminated": "SIGTERM"}.get(stopped.reason.value, stopped.reason.value)
         what = "nothing new was recorded (stopped before the run got past its record)" if not summary.caught_up \
             else f"wrote {session.writer.result_path}, marked stopped"
-        print(f"referee: stopped by {how} at {summary.last_t:.1f}s; {what}; continue with "
-              f"`referee run --resume --out {args.out}`", file=sys.stderr)
+        print(f"referee: {stopped.message or stopped.reason.value} at {summary.last_t:.1f}s; {what}; continue with "
+              f"`referee {command} --resume --out {args.out}`", file=sys.stderr)
     if not args.quiet:
         print(f"{score_line(summary.state)}  ({summary.frames} frames, {summary.last_t:.1f}s, "
               f"{summary.warnings} warnings)")
@@ -128,6 +119,39 @@ def run(args: argparse.Namespace) -> int:
             written = session.annotated
             print(f"wrote {written.path} ({written.frames} frames, {written.frames_per_s:.1f} frames/s)")
     return 0 if stopped is None else EXIT_ON_STOP.get(stopped.reason.value, 2)
+
+
+def run_spec(args: argparse.Namespace, live: bool = False, annotate: bool = False, paced: bool = False) -> RunSpec:
+    """The RunSpec the options of `add_match_options` say; `live` and `annotate`: those flags, when given
+    (--resume takes every setting from the run's manifest, so it refuses them); `paced`: a video file is played
+    at its own rate."""
+    from referee.session import RunSpec
+
+    if args.resume:
+        flags = {"live": live, "annotate": annotate, "no_pose": args.no_pose}
+        given = [name for name in SETTINGS if getattr(args, name) is not None] + \
+                [name for name, on in flags.items() if on]
+        if given:
+            options = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise InputError(f"--resume continues the run with the settings it was started with "
+                             f"({args.out}/manifest.json); leave out {options}")
+        spec = RunSpec(args.source or "", "", args.out, start="resume")
+    else:
+        if args.source is None:
+            raise InputError("SOURCE is missing: give a video file, a camera index or a stream URL "
+                             "(or --resume to continue the run in --out)")
+        if args.game is None:
+            raise InputError("--game is required: starcluster or piratenbillard")
+        players = tuple(p.strip() for p in args.players.split(",")) if args.players else None
+        if players is not None and not all(players):
+            raise InputError(f"--players {args.players!r} has an empty colour; give colours separated by commas, "
+                             "e.g. red,blue")
+        spec = RunSpec(args.source, args.game, args.out, profile=args.profile, calibration=args.calibration,
+                       config=args.config, session=args.session, players=players, detector=args.detector or "color",
+                       live=live, paced=paced and not live and RunSpec(args.source, "", args.out).source_kind == "file",
+                       pose=not args.no_pose, pose_model=args.pose_model, annotate=annotate,
+                       start="fresh" if args.fresh else "new")
+    return spec
 
 
 @contextmanager
