@@ -27,10 +27,11 @@ from typing import Any, Iterable
 import cv2
 
 from calibration.calibrate import load_calibration
-from record.run_folder import (CALIBRATION_FILE, HIGHLIGHTS_DIR, HIGHLIGHTS_INDEX_FILE, Correction, read_corrected_result,
+from record.run_folder import (CALIBRATION_FILE, HIGHLIGHTS_DIR, HIGHLIGHTS_INDEX_FILE, read_corrected_result,
                                read_run)
 from rules.errors import InputError
-from rules.events import Confirm, Event, Overturn, SnapshotCorrection, TableSettled
+from rules.events import Confirm, Event, GameStart, Overturn, SnapshotCorrection, Source, TableSettled
+from rules.replay import AMENDMENTS, overturned
 from rules.files import read_json
 from rules.games import TITLES
 from rules.result import POINT_KINDS
@@ -176,13 +177,13 @@ def review_items(decisions: list[dict[str, Any]], warnings: list[dict[str, Any]]
             settles = _settles_at(run, d["t"])
             ids = tuple(dict.fromkeys(i for i in (d.get("cause"), *(e.id for e in settles)) if i))
             items.append(ReviewItem(d["t"], f"{d['kind']}: {d['summary']}", ids, d.get("confidence"), "call",
-                                    _status(run.corrections, ids), _row_at(rows, d["t"]),
+                                    _status(run, ids), _row_at(rows, d["t"]),
                                     settles[0].t if settles else None))
     for w in warnings:
         if w.get("review"):
             settles = _settles_at(run, w["t"])
             ids = tuple(e.id for e in settles)
-            items.append(ReviewItem(w["t"], w["message"], ids, None, "pipeline", _status(run.corrections, ids),
+            items.append(ReviewItem(w["t"], w["message"], ids, None, "pipeline", _status(run, ids),
                                     _row_at(rows, w["t"]), settles[0].t if settles else None))
     return sorted(items, key=lambda item: item.t)
 
@@ -195,11 +196,34 @@ def _row_at(rows: list[ShotRow], t: float) -> int | None:
     return next((row.number for row in rows if abs(row.t - t) < TIME_TOLERANCE_S), None)
 
 
-def _status(corrections: Iterable[Correction], ids: tuple[str, ...]) -> str:
+def _status(run: Run, ids: tuple[str, ...]) -> str:
+    """What the umpire decided about the events `ids`: during the match (events.jsonl) or after it (corrections)."""
     verbs = {Confirm: "confirmed", Overturn: "overturned", SnapshotCorrection: "snapshot corrected"}
-    done = [f"{verbs[type(c.event)]} by {c.event.by} ({c.event.id}: {c.event.reason})"  # type: ignore[attr-defined]
-            for c in corrections if type(c.event) in verbs and c.event.target in ids]  # type: ignore[attr-defined]
-    return "; ".join(done)
+    amendments = [e for e in (*run.events, *(c.event for c in run.corrections)) if isinstance(e, AMENDMENTS)]
+    return "; ".join(f"{verbs[type(e)]} by {e.by} ({e.id}: {e.reason})" for e in amendments if e.target in ids)
+
+
+def _umpire_html(run: Run, names: dict[str, str]) -> str:
+    """Every input the umpire gave during the match (from the live console or a session file), who gave it, and
+    whether it stands (an overturn of an input undoes it)."""
+    inputs = [e for e in run.events if e.source is Source.UMPIRE]
+    if not inputs:
+        return ""
+    undone = overturned(list(run.events))
+    rows = []
+    for event in inputs:
+        fields = {k: v for k, v in event.to_json().items() if k not in ("type", "t", "id", "source", "by", "reason")}
+        if isinstance(event, GameStart):
+            fields = {"players": ", ".join(names.get(p.id, p.id) for p in event.players)}
+        what = "; ".join(f"{k} {v}" for k, v in fields.items() if k != "balls")
+        reason = getattr(event, "reason", "")
+        stands = '<span class="flag">undone</span>' if event.id in undone else ""
+        rows.append(f'<tr><td class="num">{event.t:.2f}</td><td><code>{escape(event.id)}</code></td>'
+                    f"<td>{escape(event.TYPE)}</td><td>{escape(what)}</td><td>{escape(getattr(event, 'by', ''))}</td>"
+                    f"<td>{escape(reason)}</td><td>{stands}</td></tr>")
+    return (f"<h2>Umpire's inputs ({len(inputs)})</h2><table class=\"review\"><thead><tr><th>s</th><th>id</th>"
+            "<th>input</th><th>what</th><th>by</th><th>why</th><th></th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
 
 
 def _video_path(run: Run, video: str | Path | None) -> Path:
@@ -333,6 +357,7 @@ def render(run: Run, original: dict[str, Any], result: dict[str, Any], rows: lis
              f"<body><main><h1>{escape(title)}</h1><p class=\"sub\">{escape(str(run.dir))}</p>"]
     parts.append(_result_html(original, result, run, names, colours))
     parts.append(_review_html(review, images))
+    parts.append(_umpire_html(run, names))
     parts.append(_plot_html(result, players, names, colours))
     parts.append(_shots_html(rows, players, names, colours, images, clips))
     parts.append(_warnings_html(warnings))

@@ -115,6 +115,12 @@ def test_a_match_set_up_and_umpired_from_the_console(tmp_path: Path):
     assert manifest["rules_config"] == BANK_RULES and {"session", "config"} <= set(manifest["inputs"])
     result = json.loads((out / "result.json").read_text())
     assert "the umpire console by Ulla: the hall closes" in result["stopped"]["message"]
+    report = referee("report", str(out), "--out", str(tmp_path / "report.html"))
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert "Umpire's inputs (10)" in page  # the setup and the nine inputs listed above, who gave them and why
+    assert f"<code>{pause}</code></td><td>round_pause</td><td></td><td>Ulla</td><td>a ball fell off</td>" in page
+    assert f"<code>{foul}</code></td><td>umpire_foul</td>" in page and page.count('<span class="flag">undone</span>') == 2
 
 
 def test_another_host_without_a_token_is_refused_in_one_line(tmp_path: Path):
