@@ -9,6 +9,7 @@ import os
 import secrets
 import socket
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rules.errors import InputError
@@ -43,6 +44,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine "
                                                        "only); any other needs --token")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000; 0: any free port)")
+    p.add_argument("--tables", type=Path, help="a folder of table profiles (*.json) the umpire may choose from when "
+                                                "setting the match up in the console (besides --profile or the "
+                                                "shipped table)")
     p.add_argument("--token", help=f"the umpire's token (default: ${TOKEN_ENV}; on 127.0.0.1 without one, a new "
                                    "one is made and printed in the umpire console's address)")
     p.set_defaults(handler=serve)
@@ -78,7 +82,12 @@ def _serve(args: argparse.Namespace, spec: RunSpec, listener: socket.socket, tok
     if waiting and spec.start == "new" and spec.out.is_dir() and recorded_files(spec.out):
         raise InputError(f"--out {spec.out} already holds a run: continue it with --resume, start afresh with "
                          "--fresh (the old folder is moved aside), or use another --out folder")
-    hub = ConsoleHub.waiting_for_setup(spec, say) if waiting else ConsoleHub.open(spec, say)
+    if args.tables is not None and not waiting:
+        raise InputError("--tables is for a match set up in the console; leave it out with --session, --players "
+                         "or --resume (give the table with --profile)")
+    if args.tables is not None and not args.tables.is_dir():
+        raise InputError(f"--tables {args.tables} is not a folder; give a folder of table profiles (*.json)")
+    hub = ConsoleHub.waiting_for_setup(spec, say, tables=args.tables) if waiting else ConsoleHub.open(spec, say)
     with hub, stop_on_signals(hub):
         host, port = listener.getsockname()[:2]
         address = f"http://{f'[{host}]' if ':' in host else host}:{port}"

@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from importlib import resources
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Request, Security
@@ -92,6 +93,7 @@ class SetupPlayer(BaseModel):
 class SetupBody(Body):
     players: list[SetupPlayer] = Field(min_length=1, max_length=4)
     rules: dict[str, Any] | None = None  # rules config options (docs/config.md)
+    table: str | None = Field(None, max_length=120)  # one of GET /api/tables; None: the first
 
 
 class RoundBody(Body):
@@ -204,6 +206,10 @@ def create_app(hub: ConsoleHub, settings: ConsoleSettings) -> FastAPI:
     def state() -> Response:
         return Response(hub.current(), media_type="application/json")
 
+    @app.get("/api/tables", summary="the tables the umpire may choose from at set-up, the first the default")
+    async def tables() -> dict[str, Any]:
+        return {"tables": list(hub.tables) or [Path(hub.spec.profile or hub.spec.game).stem]}
+
     @app.get("/api/table", summary="the table's geometry, in board mm, for the diagram")
     def table() -> dict[str, Any]:
         return table_json(hub.profile)
@@ -248,12 +254,13 @@ def create_app(hub: ConsoleHub, settings: ConsoleSettings) -> FastAPI:
     async def setup(body: SetupBody) -> JSONResponse:
         problem = hub.rules_problem(body.rules) if body.rules else None
         if problem is not None:
-            return JSONResponse({"detail": [{"loc": ["body", "rules"], "msg": problem, "type": "value_error"}],
-                                 "message": f"rules: {problem}"}, 422)
+            return _unfit("rules", problem)
+        if body.table is not None and body.table not in hub.tables:
+            return _unfit("table", f"must be one of {', '.join(hub.tables)} (GET /api/tables)")
         players = tuple(PlayerSpec(p.id, p.name, p.side, p.seat) for p in body.players)
         colours = {p.id: p.colour for p in body.players if p.colour is not None}
         try:
-            await run_in_threadpool(hub.set_up, players, colours, body.rules, body.by)
+            await run_in_threadpool(hub.set_up, players, colours, body.rules, body.by, body.table)
         except InputError as error:
             return _refused(str(error))
         return JSONResponse({"accepted": True, "event_id": None, "reason": None})
@@ -317,6 +324,12 @@ async def _answer(submit: Callable[[], Future[Verdict]]) -> JSONResponse:
 
 def _refused(reason: str) -> JSONResponse:
     return JSONResponse({"accepted": False, "event_id": None, "reason": reason}, 409)
+
+
+def _unfit(field: str, problem: str) -> JSONResponse:
+    """422 for a body field that fits its type but not this match (as `_invalid` words it)."""
+    return JSONResponse({"detail": [{"loc": ["body", field], "msg": problem, "type": "value_error"}],
+                         "message": f"{field}: {problem}"}, 422)
 
 
 async def _invalid(request: Request, error: Exception) -> JSONResponse:

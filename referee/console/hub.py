@@ -104,6 +104,7 @@ class ConsoleHub:
     def __init__(self, spec: RunSpec, say: Say | None = None, clock: Clock | None = None) -> None:
         self.spec = spec  # waiting for setup: what the setup completes; then the session's own
         self._profile: TableProfile | None = None  # waiting for setup: the table the setup will use
+        self.tables: dict[str, str | Path] = {}  # waiting for setup: the tables the umpire may choose, by name
         self.states: Latest[str] = Latest()  # the state JSON, by version
         self.pictures: Latest[bytes] = Latest()  # the video's JPEGs
         self.session: RefereeSession | None = None
@@ -151,10 +152,22 @@ class ConsoleHub:
         return hub
 
     @classmethod
-    def waiting_for_setup(cls, spec: RunSpec, say: Say | None = None, clock: Clock | None = None) -> ConsoleHub:
-        """A hub whose match starts when the umpire sets it up (`set_up`); its table is loaded now."""
+    def waiting_for_setup(cls, spec: RunSpec, say: Say | None = None, clock: Clock | None = None,
+                          tables: Path | None = None) -> ConsoleHub:
+        """A hub whose match starts when the umpire sets it up (`set_up`). The table is the spec's, or one of
+        the profiles in the folder `tables` (each loaded and checked now: a bad one is an InputError)."""
         hub = cls(spec, say, clock)
-        hub._profile = load_profile(spec.profile or spec.game)
+        default = spec.profile or spec.game
+        hub.tables = {Path(default).stem: default}
+        for path in sorted(tables.glob("*.json")) if tables is not None else ():
+            profile = load_profile(path)
+            if profile.game != spec.game:
+                raise InputError(f"--tables {tables}: {path.name} is a {profile.game} table, not {spec.game}; "
+                                 "keep one game's tables in the folder")
+            hub.tables[path.stem] = path
+        if tables is not None and len(hub.tables) == 1:
+            raise InputError(f"--tables {tables} holds no table profile (*.json); give a folder of profiles")
+        hub._profile = load_profile(default)
         return hub
 
     @property
@@ -423,9 +436,10 @@ class ConsoleHub:
         return self._ended.wait(5.0)
 
     def set_up(self, players: tuple[PlayerSpec, ...], colours: dict[str, str], rules: dict[str, Any] | None,
-               by: str) -> None:
-        """Start the match the umpire set up: its game_start and rules options go to the run as its session and
-        config files (the run folder keeps copies). InputError says why it cannot start."""
+               by: str, table: str | None = None) -> None:
+        """Start the match the umpire set up, on the table named (one of `tables`; None: the first): its
+        game_start and rules options go to the run as its session and config files (the run folder keeps
+        copies, and of the table's profile). InputError says why it cannot start."""
         with self._setting_up:
             if self.session is not None:
                 raise InputError("the match is set up already")
@@ -433,7 +447,8 @@ class ConsoleHub:
             try:
                 session_file = scratch / "session.jsonl"
                 session_file.write_text(json.dumps(GameStart(0.0, players=players, by=by).to_json()) + "\n", "utf-8")
-                spec = replace(self.spec, session=session_file)
+                profile = self.tables[table] if table is not None else self.spec.profile
+                spec = replace(self.spec, session=session_file, profile=profile)
                 if rules:
                     config_file = scratch / "config.json"
                     config_file.write_text(json.dumps(self._config_with(rules), indent=2) + "\n", "utf-8")

@@ -1,8 +1,9 @@
-"""The umpire runs a match from the console: sets it up (no --session, no --players), starts, pauses and resumes
-the round, corrects a settled table, calls a foul, undoes both, confirms a call, answers the out-of-balls
-choice and stops the refereeing; each endpoint also refuses what the rules do not allow, and says why. Each
-input is an event of events.jsonl with who gave it, and the console's state is `referee replay`'s. Also: the
-token is made up on 127.0.0.1 when none is given, and another host without one is refused."""
+"""The umpire runs a match from the console: sets it up (no --session, no --players; a table of --tables),
+starts, pauses and resumes the round, corrects a settled table, calls a foul, undoes both, confirms a call,
+answers the out-of-balls choice and stops the refereeing; each endpoint also refuses what the rules do not
+allow, and says why. Each input is an event of events.jsonl with who gave it, the console's state is `referee
+replay`'s, and `referee report` lists who decided what. Also: the token is made up on 127.0.0.1 when none is
+given, another host without one is refused, and so is a --tables folder with another game's table."""
 
 from __future__ import annotations
 
@@ -29,7 +30,12 @@ def refused(answer, because: str) -> None:
 
 def test_a_match_set_up_and_umpired_from_the_console(tmp_path: Path):
     out = tmp_path / "run"
-    with serve(out, str(BANK / "video.mp4"), "--game", "starcluster", env=without_token()) as console:
+    tables = tmp_path / "tables"  # the club's tables: table 3 is built to the shipped profile
+    tables.mkdir()
+    (tables / "club_table_3.json").write_bytes((ROOT / "calibration" / "profiles" / "starcluster_default.json")
+                                               .read_bytes())
+    with serve(out, str(BANK / "video.mp4"), "--game", "starcluster", "--tables", str(tables),
+               env=without_token()) as console:
         umpire_line = next(line for line in console.stdout.read_text().splitlines() if "/umpire#token=" in line)
         token = umpire_line.split("#token=")[1]
         assert umpire_line == f"umpire console at {console.url}/umpire#token={token}" and len(token) >= 20
@@ -48,9 +54,13 @@ def test_a_match_set_up_and_umpired_from_the_console(tmp_path: Path):
         assert bad.status_code == 422 and "players[0].side" in bad.json()["message"]
         bad = post("setup", {"players": players, "rules": {"balls_per_player": -3}})
         assert bad.status_code == 422 and "balls_per_player" in bad.json()["message"]
+        assert console.client.get("/api/tables").json() == {"tables": ["starcluster", "club_table_3"]}
+        bad = post("setup", {"players": players, "table": "table_9"})
+        assert bad.status_code == 422 and bad.json()["message"].startswith("table: must be one of starcluster, club")
         assert not out.exists(), "nothing is written before the match is set up"
 
-        assert accepted(post("setup", {"players": players, "rules": BANK_RULES, "by": "Ulla"})) is None
+        assert accepted(post("setup", {"players": players, "rules": BANK_RULES, "table": "club_table_3",
+                                       "by": "Ulla"})) is None
         refused(post("setup", {"players": players}), "set up already")
         state = console.wait_for(lambda s: s["phase"] == "running", "the match set up")
         assert [(p["id"], p["name"], p["colour"]) for p in state["players"]][0] == ("red", "Ana", "#aa0000")
@@ -113,6 +123,7 @@ def test_a_match_set_up_and_umpired_from_the_console(tmp_path: Path):
         logged[int(pause[1:]) - 1].items()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["rules_config"] == BANK_RULES and {"session", "config"} <= set(manifest["inputs"])
+    assert manifest["inputs"]["profile"]["given"] == str(tables / "club_table_3.json")
     result = json.loads((out / "result.json").read_text())
     assert "the umpire console by Ulla: the hall closes" in result["stopped"]["message"]
     report = referee("report", str(out), "--out", str(tmp_path / "report.html"))
@@ -121,6 +132,14 @@ def test_a_match_set_up_and_umpired_from_the_console(tmp_path: Path):
     assert "Umpire's inputs (10)" in page  # the setup and the nine inputs listed above, who gave them and why
     assert f"<code>{pause}</code></td><td>round_pause</td><td></td><td>Ulla</td><td>a ball fell off</td>" in page
     assert f"<code>{foul}</code></td><td>umpire_foul</td>" in page and page.count('<span class="flag">undone</span>') == 2
+
+
+def test_a_tables_folder_with_another_games_table_is_refused_in_one_line(tmp_path: Path):
+    (tmp_path / "pb.json").write_bytes((ROOT / "calibration" / "profiles" / "piratenbillard_default.json").read_bytes())
+    done = referee("serve", str(BANK / "video.mp4"), "--game", "starcluster", "--out", str(tmp_path / "run"),
+                   "--tables", str(tmp_path), "--port", "0")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "pb.json is a piratenbillard table, not starcluster" in done.stderr and not (tmp_path / "run").exists()
 
 
 def test_another_host_without_a_token_is_refused_in_one_line(tmp_path: Path):

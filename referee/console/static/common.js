@@ -9,7 +9,8 @@
 //   scoreboard   last-call (holding call-summary, call-rule, call-confidence, call-points, call-breakdown),
 //                score-chart, video, camera-lost
 //   umpire       umpire-message (data-outcome = "accepted" | "pending" | "refused" | "error"), token-input,
-//                token-save, token-state, by-input, setup-form, setup-player, setup-add-player, setup-submit,
+//                token-save, token-state, by-input, setup-form, setup-table, setup-player, setup-add-player,
+//                setup-submit,
 //                round-start, round-pause, round-resume, round-end, round-reason, choice, choice-<option>,
 //                review-item (data-cause; holds review-reason, confirm, overturn), calls, call (data-kind,
 //                data-cause; a foul call holds overturn), calls-reason, correction-reason, correction-submit,

@@ -20,6 +20,7 @@ function onState(state) {
   whenChanged("chart", [state.history, state.players, Math.floor(state.t)],
     () => drawChart(byTestId("score-chart"), state));
   if (table) whenChanged("table", [state.table, state.players], () => drawDiagram(state));
+  whenChanged("table-geometry", state.phase === "waiting_for_setup", fetchTable); // set-up may choose the table
   byTestId("camera-lost").hidden = state.source.status !== "lost";
   if (sourceStatus === "lost" && state.source.status === "live") reloadVideo(); // the camera is back
   sourceStatus = state.source.status;
@@ -91,4 +92,3 @@ function niceStep(top) {
 }
 
 followState(onState, onConnection);
-fetchTable();

@@ -120,6 +120,14 @@ function buildSetup(game) {
     event.preventDefault();
     submitSetup(setup);
   };
+  fillTables();
+}
+
+/** The tables the server offers (its --tables folder, and the table it was started with, first). */
+async function fillTables() {
+  const answer = await fetch("/api/tables");
+  const { tables } = await answer.json();
+  byTestId("setup-table").replaceChildren(...tables.map((name) => el("option", { value: name, text: name })));
 }
 
 function playerRow(setup, [id, place], onRemove) {
@@ -160,7 +168,8 @@ function submitSetup(setup) {
       return;
     }
   }
-  send("match set-up", "setup", { players, rules: Object.keys(rules).length ? rules : null });
+  const table = byTestId("setup-table").value || null;
+  send("match set-up", "setup", { players, rules: Object.keys(rules).length ? rules : null, table });
 }
 
 // ------------------------------------------------------------------------- round, choice, review, calls
@@ -309,6 +318,7 @@ function onState(state) {
   document.getElementById("setup").hidden = !settingUp;
   document.getElementById("controls").hidden = settingUp;
   if (settingUp) whenChanged("setup", state.game, buildSetup);
+  whenChanged("table-geometry", settingUp, fetchTable); // the set-up may choose another table
   renderPlayers(document.getElementById("players"), state);
   renderSummary(state);
   clock.update(state);
@@ -337,4 +347,3 @@ async function fetchTable() {
 takeTokenFromFragment();
 showTokenState();
 followState(onState, showConnection);
-fetchTable();
