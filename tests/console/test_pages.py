@@ -211,3 +211,36 @@ def test_the_umpire_sets_the_match_up_in_the_console_on_a_table_of_the_club(brow
     assert manifest["inputs"]["profile"]["given"] == str(tables / "club_table_3.json")
     assert manifest["rules_config"]["balls_per_player"] == 10
     assert browser.errors == []
+
+
+def test_the_umpire_corrects_the_settled_table_by_clicking_a_slot(browser, console_server):
+    """The umpire console's diagram: a click on an empty slot puts the first player's ball there, the
+    correction is sent for the settle shown, logged as a snapshot_correction by the umpire, and called."""
+    from playwright.sync_api import expect
+
+    umpire = browser.umpire(console_server, console_server.token, "Pat Umpire")
+    wait_until(lambda: api_state(console_server)["table"]["balls"], "the first settled table")
+    diagram = umpire.get_by_test_id("table-diagram")
+    expect(diagram.get_by_test_id("ball").first).to_be_visible(timeout=WAIT_MS)
+    # found and clicked in one step of the page's script, so no state pushed meanwhile can fill the slot first
+    key = umpire.evaluate("""() => {
+        const empty = [...document.querySelectorAll('[data-testid=table-diagram] [data-testid=place]')]
+            .find((place) => place.dataset.key.startsWith('P') && !place.querySelector('[data-testid=ball]'));
+        empty.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+        return empty.dataset.key;
+    }""")
+    expect(diagram.locator(f'[data-testid="place"][data-key="{key}"] [data-testid="ball"]')).to_have_attribute(
+        "data-owner", "red")  # empty -> the first player (red) -> blue -> empty
+    umpire.get_by_test_id("correction-reason").fill("the ball stopped there")
+    umpire.get_by_test_id("correction-submit").click()
+    expect(umpire.get_by_test_id("umpire-message")).to_contain_text("accepted", timeout=WAIT_MS)
+
+    [logged] = [e for e in events(console_server) if e["type"] == "snapshot_correction"]
+    target = logged["target"]  # the settle shown when the click began the correction
+    assert target in [e["id"] for e in events(console_server) if e["type"] == "table_settled"]
+    position, slot = (int(n) for n in key.removeprefix("P").split("/"))
+    assert (logged["by"], logged["reason"]) == ("Pat Umpire", "the ball stopped there")
+    assert {"owner": "red", "at": {"place": "slot", "position": position, "slot": slot}} in logged["balls"]
+    calls = [c["summary"] for c in api_state(console_server)["calls"]]
+    assert any(c.startswith(f"umpire by Pat Umpire corrected the snapshot of {target}") for c in calls)
+    assert browser.errors == []
