@@ -294,6 +294,7 @@ class LiveSource:
         self.received = 0
         self.dropped = 0
         self._starting = True  # the consumer has not caught up with the feed yet: frames wait live_startup_s
+        self.last_arrival: float | None = None  # `clock` time the reader last got a frame (a console's "lost")
 
     def frames(self) -> Iterator[Frame]:
         """The oldest frame waiting each time the consumer asks (frames wait while they are at most
@@ -446,6 +447,7 @@ class LiveSource:
                 self.dropped += 1
                 self._starting = False  # a start-up longer than live_startup_s: the referee is behind the feed
             self.received += 1
+            self.last_arrival = self.clock.now()
             self._cond.notify_all()
 
 

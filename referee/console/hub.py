@@ -6,7 +6,8 @@ frame and wakes the publisher thread. That thread publishes a new version when t
 (its standings, calls, review flags, table or engine are new objects only on a real change: compared by
 identity), when the hub's own part changed (the phase, the feed, an umpire input), and at most once a second
 when only the time moved; it serialises each version's JSON once, for every client. It is also the
-watchdog: a feed with no frame for over `LOST_AFTER_S` is "lost" until the next frame comes. The video
+watchdog: a live feed whose reader got no frame for over `LOST_AFTER_S` is "lost" until the next one comes (a
+referee slow to take frames that did come is not a lost camera; a file is never lost). The video
 thread draws and encodes the newest frame at most `VIDEO_FPS` times a second, and only while someone watches.
 Asyncio clients follow both through `Latest`, which keeps only the newest item: a slow client skips to it,
 so memory does not grow with the clients or their slowness.
@@ -35,7 +36,7 @@ from rules.events import UMPIRE_INPUTS, Event, GameStart, Overturn, PlayerSpec
 from rules.games import load_config, make_engine
 from rules.replay import AMENDMENTS, resolve_umpire_inputs
 from vision.config import split_config
-from vision.sources import Clock
+from vision.sources import Clock, LiveSource
 from vision.video_io import Frame
 
 from .state import ConsoleView, ScorePoint, SourceView, UmpireInput, match_players, state_json, totals
@@ -332,14 +333,19 @@ class ConsoleHub:
         session = self.session
         state = session.state() if session is not None else None
         with self._lock:
-            if self._phase == "running" and self._frame_wall is not None:
-                status = "lost" if now - self._frame_wall > LOST_AFTER_S else "live"
-                if status != self._source.status:  # a warning said since the feed was live says why it is lost
-                    said = self._source.message
-                    message = f"no frame for over {LOST_AFTER_S:g} s" + (f"; {said}" if said else "") \
-                        if status == "lost" else ""
-                    self._source = replace(self._source, status=status, message=message)
-                    self._changed = True
+            given = session.source if session is not None else None
+            live = given if isinstance(given, LiveSource) else None  # its reader knows when frames stopped coming
+            status = self._source.status
+            if self._phase == "running" and live is not None and live.last_arrival is not None:
+                status = "lost" if live.clock.now() - live.last_arrival > LOST_AFTER_S else "live"
+            elif self._phase == "running" and self._frame_wall is not None:
+                status = "live"
+            if status != self._source.status:  # a warning said since the feed was live says why it is lost
+                said = self._source.message
+                message = f"no frame for over {LOST_AFTER_S:g} s" + (f"; {said}" if said else "") \
+                    if status == "lost" else ""
+                self._source = replace(self._source, status=status, message=message)
+                self._changed = True
             marks = () if state is None else (state.standings, state.last_decisions, state.review, state.table,
                                                state.engine)
             changed = self._changed or len(marks) != len(self._marks) or \

@@ -1,5 +1,6 @@
-"""A live stream that drops mid-match and comes back: the console says "lost" while no frame comes, "live" once
-frames come again, and the match state is kept throughout; the record has the feed gap.
+"""A live stream that drops mid-match and comes back: the console says "lost" while no frame comes (and the
+scoreboard shows "camera lost, reconnecting"), "live" once frames come again, and the match state is kept
+throughout; the record has the feed gap.
 
 The stream is the Play Line foul sample as MPEG-TS over a loopback HTTP server, paced at its own rate: the
 first connection breaks off after the foul, and the server answers the referee's reconnect only
@@ -19,7 +20,7 @@ from serving import SAMPLE, TOKEN, replayed_scores, scores, serve
 from vision.video_io import VideoWriter, probe, read_frames
 
 CUT_S = 3.5  # after red's shot has settled (2.4 s), before blue shoots (4.7 s)
-OUTAGE_S = 2.5  # the feed is down this long: well over the console's "lost" second
+OUTAGE_S = 6.0  # the feed is down this long: "lost" after a second, so the page has 5 s to say so, however busy
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,7 @@ def feed(tmp_path_factory):
 
 class Dropping(http.server.ThreadingHTTPServer):
     """Serves the head of the stream and breaks off (fewer bytes than it announced: a dropped connection),
-    then, `OUTAGE_S` after, the tail to whoever asks next; each at the pace of its duration."""
+    answers 503 for `OUTAGE_S`, then serves the tail to whoever asks next; each at the pace of its duration."""
 
     daemon_threads = True
 
@@ -59,10 +60,11 @@ class Paced(http.server.BaseHTTPRequestHandler):
         if not self.server.parts:
             self.send_error(404)
             return
-        data, seconds = self.server.parts.pop(0)
         head = self.server.dropped_at is None
-        if not head:
-            time.sleep(max(0.0, self.server.dropped_at + OUTAGE_S - time.monotonic()))
+        if not head and time.monotonic() < self.server.dropped_at + OUTAGE_S:
+            self.send_error(503)  # still down: the referee backs off and tries again
+            return
+        data, seconds = self.server.parts.pop(0)
         self.send_response(200)
         self.send_header("Content-Type", "video/mp2t")
         self.send_header("Content-Length", str(len(data) + (1 if head else 0)))
@@ -78,20 +80,30 @@ class Paced(http.server.BaseHTTPRequestHandler):
             self.server.dropped_at = time.monotonic()
 
 
-def test_a_dropped_stream_is_shown_lost_then_live_and_the_match_goes_on(feed, tmp_path: Path):
+def test_a_dropped_stream_is_shown_lost_then_live_and_the_match_goes_on(feed, browser, tmp_path: Path):
+    from playwright.sync_api import expect
+
     server = Dropping(feed)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="dropping stream", daemon=True)
     thread.start()
     out = tmp_path / "run"
+    # the sample's umpire inputs but its round_end: the outage moves the feed's times on by its length, which
+    # would bring the end of the round (timed in video time) into the frames after it
+    session = tmp_path / "session.jsonl"
+    session.write_text("".join(json.dumps(e) + "\n" for e in json.loads((SAMPLE / "truth.json").read_text())["events"]
+                               if e["type"] in ("game_start", "round_start")))
     try:
-        with serve(out, server.url, "--game", "starcluster", "--session", str(SAMPLE / "truth.json"),
-                   "--token", TOKEN) as console:
+        with serve(out, server.url, "--game", "starcluster", "--session", str(session), "--token", TOKEN) as console:
+            scoreboard = browser.open(f"{console.url}/")
             before = console.wait_for(lambda s: s["source"]["status"] == "live" and s["table"]["balls"],
                                       "red's first shot settled, live")
             lost = console.wait_for(lambda s: s["source"]["status"] == "lost", "the feed shown lost")
+            # the page says so while the feed is down (pushes take milliseconds; the window is 5 s)
+            expect(scoreboard.get_by_test_id("camera-lost")).to_be_visible(timeout=OUTAGE_S * 1000)
             assert "no frame" in lost["source"]["message"] and lost["phase"] == "running"
             back = console.wait_for(lambda s: s["source"]["status"] == "live" and s["t"] > lost["t"],
                                     "the feed back")
+            expect(scoreboard.get_by_test_id("camera-lost")).to_be_hidden(timeout=60_000)
             settles = [n for n, line in enumerate((out / "events.jsonl").read_text().splitlines(), 1)
                        if '"type":"table_settled"' in line]
             assert lost["table"]["event"] == f"L{settles[-1]}"  # the table as last read before the feed went

@@ -1,6 +1,6 @@
 """The console's pages in a real headless Chromium against a real server.
 
-`console_server` (conftest.py) serves `referee serve` on starcluster/play_line_foul played live with its
+`console_server` (conftest.py) serves `referee serve` on starcluster/play_line_foul played at its own rate with its
 session (truth: blue 10, red 9; red's first shot is void because red's head crossed the Play Line, seen by
 pose). Each test gets its own server, started at the beginning of the video: the overturn must reach the
 referee before the video ends. Tests ask for `browser` before `console_server`, so Chromium is running before
@@ -12,47 +12,14 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
 WAIT_S = 90.0  # the longest any condition is waited for: the whole sample is 13 s of video
 WAIT_MS = WAIT_S * 1000
 REASON = "the head stayed behind the line"
-
-
-@dataclass
-class Browser:
-    """One browser context: the pages opened in it sit side by side, as on one umpire's laptop."""
-
-    context: Any
-    errors: list[str] = field(default_factory=list)  # uncaught script errors of every page
-
-    def open(self, url: str) -> Any:
-        page = self.context.new_page()
-        page.on("pageerror", lambda error: self.errors.append(f"{page.url}: {error}"))
-        page.goto(url)
-        return page
-
-    def umpire(self, server: Any, token: str, by: str) -> Any:
-        page = self.open(f"{server.url}/umpire#token={token}")
-        page.get_by_test_id("by-input").fill(by)
-        return page
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    from playwright.sync_api import sync_playwright
-
-    assert Path(CHROMIUM).exists(), "the browser tests need Chromium: run `make browser`"
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM)
-        yield Browser(chromium.new_context(viewport={"width": 1400, "height": 900}))
-        chromium.close()
 
 
 def api_state(server: Any) -> dict:
