@@ -61,7 +61,15 @@ from rules.result import build_result
 from rules.session import load_session
 from vision.config import PipelineConfig, split_config
 from vision.games import GameVision, game_vision
-from vision.pipeline import DetectorFactory, Observation, PipelineWarning, StageTimes, TableReader, VisionPipeline
+from vision.pipeline import (
+    DetectorFactory,
+    Observation,
+    PipelineWarning,
+    StageTimes,
+    TableReader,
+    TrackedFrame,
+    VisionPipeline,
+)
 from vision.sources import Clock, FrameSource, SystemClock, open_source
 from vision.video_io import Frame
 
@@ -354,6 +362,7 @@ class RefereeSession:
         self._record_mtime = 0.0  # a resumed live run: when its record was last written (wall clock)
         self._log: list[Event] = []  # the events written to events.jsonl (a resumed run's included), in order
         self._table: TableSettled | None = None  # the table as last read, with the umpire's corrections
+        self.last_tracked: TrackedFrame | None = None  # the latest frame's tracks and detections (a live video)
         umpire = setup.umpire
         if record is not None and record.events:
             self._restore(record)
@@ -511,6 +520,7 @@ class RefereeSession:
         seen = self.pipeline.observe(frame, self._state.standings.to_play)
         if seen.tracked is not None:
             self.writer.frame(seen.tracked.t, seen.tracked.tracks, seen.tracked.detections)
+            self.last_tracked = seen.tracked
         start = time.perf_counter()
         self._observed(seen.observations)
         self.times.add("rules", start)

@@ -400,7 +400,9 @@ class ConsoleHub:
             if frame is None or frame is last or now - at < 1.0 / VIDEO_FPS:
                 return self.pictures.item
             session = self.session
-            jpeg = annotated_jpeg(frame.image, session.state() if session is not None else None)
+            jpeg = annotated_jpeg(frame.image, None if session is None else session.state(),
+                                  None if session is None else session.last_tracked,
+                                  None if session is None else session.pipeline.calibration, self.profile)
             self._encoded = (frame, now)
             number = self.pictures.item[0] + 1 if self.pictures.item is not None else 1
             self.pictures.put(number, jpeg)
