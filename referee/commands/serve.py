@@ -101,6 +101,8 @@ def _serve(args: argparse.Namespace, spec: RunSpec, listener: socket.socket, tok
                                 timeout_graceful_shutdown=1)
         uvicorn.Server(config).run(sockets=[listener])  # until Ctrl-C or SIGTERM, which then stops the referee
         summary = hub.wait()
+        if hub.failure is not None:  # the pages said so while they were served; the exit status says so too
+            raise hub.failure
     if summary is None or hub.session is None:
         return 0
     return report_end(summary, hub.session, args, "serve")

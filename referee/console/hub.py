@@ -144,6 +144,7 @@ class ConsoleHub:
         self._threads: list[threading.Thread] = []
         self._referee: threading.Thread | None = None
         self._ended = threading.Event()
+        self.failure: Exception | None = None  # what stopped the referee, when something did (`serve` raises it)
 
     @classmethod
     def open(cls, spec: RunSpec, say: Say | None = None, clock: Clock | None = None) -> ConsoleHub:
@@ -282,7 +283,8 @@ class ConsoleHub:
         summary, error = None, ""
         try:
             summary = session.run(self._on_frame)
-        except Exception as failure:  # the session finished its record; the console says why it stopped
+        except Exception as failure:  # the session finished its record; the console says why it stopped, and
+            self.failure = failure  # `serve` raises it once the server has stopped
             error = str(failure) if isinstance(failure, InputError) else f"{type(failure).__name__}: {failure}"
             self._said(session.state().t, f"the referee stopped: {error}")
         finally:

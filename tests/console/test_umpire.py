@@ -8,6 +8,8 @@ given, another host without one is refused, and so is a --tables folder with ano
 from __future__ import annotations
 
 import json
+import signal
+import socket
 from pathlib import Path
 
 from serving import ROOT, SAMPLE, digest, referee, replayed_scores, scores, serve, without_token
@@ -149,3 +151,22 @@ def test_another_host_without_a_token_is_refused_in_one_line(tmp_path: Path):
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("referee: error: --host 0.0.0.0")
     assert "--token" in done.stderr and done.stdout == "" and not out.exists()
+
+
+def test_a_feed_that_never_opens_stops_the_referee_and_the_console_exits_2_saying_why(tmp_path: Path):
+    """The referee gives the stream up after `stream_reconnect_s`; the pages say so ("stopped", the reason)
+    while the server goes on, and once it is stopped `referee serve` exits 2 with the reason in one line."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"pipeline": {"source": {"stream_reconnect_s": 1.0, "stream_open_timeout_s": 0.5}}}))
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    out = tmp_path / "run"
+    with serve(out, f"http://127.0.0.1:{port}/table.ts", "--game", "starcluster", "--session",
+               str(SAMPLE / "truth.json"), "--config", str(config), "--token", "t") as console:
+        stopped = console.wait_for(lambda s: s["phase"] == "stopped", "the referee giving the feed up")
+        assert stopped["source"]["status"] == "ended" and "never opened" in stopped["source"]["message"]
+        console.process.send_signal(signal.SIGINT)
+        assert console.process.wait(timeout=60) == 2
+    errors = [line for line in console.errors().splitlines() if line.startswith("referee: error:")]
+    assert len(errors) == 1 and "never opened" in errors[0] and "stream_reconnect_s" in errors[0]
