@@ -3,8 +3,9 @@ scoreboard shows "camera lost, reconnecting"), "live" once frames come again, an
 throughout; the record has the feed gap.
 
 The stream is the Play Line foul sample as MPEG-TS over a loopback HTTP server, paced at its own rate: the
-first connection breaks off after the foul, and the server answers the referee's reconnect only
-`OUTAGE_S` later, with the rest of the match."""
+first connection breaks off after the foul, and the server answers the referee's reconnects with 503 until
+the test has seen the console say so, then with the rest of the match. (The pacing is the stream's, as a
+camera's is; nothing is asserted about time.)"""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from serving import SAMPLE, TOKEN, replayed_scores, scores, serve
 from vision.video_io import VideoWriter, probe, read_frames
 
 CUT_S = 3.5  # after red's shot has settled (2.4 s), before blue shoots (4.7 s)
-OUTAGE_S = 6.0  # the feed is down this long: "lost" after a second, so the page has 5 s to say so, however busy
 
 
 @pytest.fixture(scope="module")
@@ -39,14 +39,16 @@ def feed(tmp_path_factory):
 
 class Dropping(http.server.ThreadingHTTPServer):
     """Serves the head of the stream and breaks off (fewer bytes than it announced: a dropped connection),
-    answers 503 for `OUTAGE_S`, then serves the tail to whoever asks next; each at the pace of its duration."""
+    answers 503 until the test lets it come `back`, then serves the tail to whoever asks next; each part at
+    the pace of its duration."""
 
     daemon_threads = True
 
     def __init__(self, parts: list[tuple[bytes, float]]) -> None:
         super().__init__(("127.0.0.1", 0), Paced)
         self.parts = list(parts)
-        self.dropped_at: float | None = None
+        self.dropped = threading.Event()  # the head has been served and broken off
+        self.back = threading.Event()  # set by the test once it has seen the console say the feed is lost
         self.url = f"http://127.0.0.1:{self.server_address[1]}/table.ts"
 
 
@@ -60,8 +62,8 @@ class Paced(http.server.BaseHTTPRequestHandler):
         if not self.server.parts:
             self.send_error(404)
             return
-        head = self.server.dropped_at is None
-        if not head and time.monotonic() < self.server.dropped_at + OUTAGE_S:
+        head = not self.server.dropped.is_set()
+        if not head and not self.server.back.is_set():
             self.send_error(503)  # still down: the referee backs off and tries again
             return
         data, seconds = self.server.parts.pop(0)
@@ -77,7 +79,7 @@ class Paced(http.server.BaseHTTPRequestHandler):
         except OSError:
             return
         if head:
-            self.server.dropped_at = time.monotonic()
+            self.server.dropped.set()
 
 
 def test_a_dropped_stream_is_shown_lost_then_live_and_the_match_goes_on(feed, browser, tmp_path: Path):
@@ -98,8 +100,8 @@ def test_a_dropped_stream_is_shown_lost_then_live_and_the_match_goes_on(feed, br
             before = console.wait_for(lambda s: s["source"]["status"] == "live" and s["table"]["balls"],
                                       "red's first shot settled, live")
             lost = console.wait_for(lambda s: s["source"]["status"] == "lost", "the feed shown lost")
-            # the page says so while the feed is down (pushes take milliseconds; the window is 5 s)
-            expect(scoreboard.get_by_test_id("camera-lost")).to_be_visible(timeout=OUTAGE_S * 1000)
+            expect(scoreboard.get_by_test_id("camera-lost")).to_be_visible(timeout=60_000)  # the page says so
+            server.back.set()  # the feed comes back only now: however slow the machine, "lost" was there to see
             assert "no frame" in lost["source"]["message"] and lost["phase"] == "running"
             back = console.wait_for(lambda s: s["source"]["status"] == "live" and s["t"] > lost["t"],
                                     "the feed back")
