@@ -171,7 +171,9 @@ class VisionPipeline:
             self.detector = self.detector_factory(frame.image, self._mapper, sorted(self.players), samples)
         start = time.perf_counter()
         hand = self._hands.update(frame.image)
-        detections = [d for d in self._known_colours(self.detector.detect(frame.image, self._mask), frame.t, out)
+        steady = self._stabiliser.transform if self._stabiliser is not None else None
+        detections = [d for d in self._known_colours(self.detector.detect(frame.image, self._mask, steady), frame.t,
+                                                     out)
                       if not self._hands.covers(d.u, d.v)]  # ball-coloured skin or sleeve, not a ball
         start = self.times.add("detect", start)
         balls = self._map_steadied(detections)

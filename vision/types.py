@@ -68,5 +68,7 @@ class Detector(Protocol):
 
     name: str
 
-    def detect(self, image: np.ndarray, mask: np.ndarray | None = None) -> list[Detection]:
-        """Balls in a BGR frame; `mask` (uint8, 255 = table) limits the search."""
+    def detect(self, image: np.ndarray, mask: np.ndarray | None = None,
+               steady: np.ndarray | None = None) -> list[Detection]:
+        """Balls in a BGR frame; `mask` (uint8, 255 = table) limits the search; `steady` (2x3) maps this frame's
+        pixels onto the steadied image (camera shake taken out), for a backend that remembers where balls were."""

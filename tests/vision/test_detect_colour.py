@@ -252,3 +252,37 @@ def test_a_blob_whose_pixels_did_not_change_keeps_its_measurement(pirate):
     reused, measured = detector.reused, detector.measured
     assert detector.detect(shifted)
     assert detector.reused == reused and detector.measured > measured
+
+
+def test_camera_shake_taken_out_by_the_steadying_transform_keeps_still_blobs(pirate):
+    """The whole picture moved (camera shake), with `steady` saying by how much: most still blobs keep their
+    measurement, moved on by the shake (a blob resampled by the shrink may come out a pixel different and is
+    measured again), where without `steady` every one is measured again."""
+    _, match, renderer, _, detector = pirate
+    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls)
+                 and sum(b.on_table for b in f.balls) >= 4)
+    image, _ = renderer.render(still)
+    step = int(np.ceil(2 * SAME_CENTRE_PX / detector.scale))  # well beyond the still test without the transform
+    shifted = np.roll(image, step, axis=1)
+    back = np.array([[1.0, 0.0, -step], [0.0, 1.0, 0.0]])  # this frame's pixels -> the first frame's
+    h, w = image.shape[:2]
+    afresh = ColourDetector(detector.model, detector.mapper, (w, h), detector.config).detect(shifted)
+
+    for transform in (None, back):
+        detector.forget()
+        first = detector.detect(image)
+        reused, measured = detector.reused, detector.measured
+        detector.detect(image)  # the same frame again: every blob kept
+        blobs = detector.reused - reused
+        assert blobs >= 4 and detector.measured == measured
+        reused = detector.reused
+        moved = detector.detect(shifted, steady=transform)
+        again = detector.measured - measured
+        if transform is None:
+            assert detector.reused == reused and again > 0  # every blob measured again
+        else:
+            assert again < blobs / 2 and detector.reused - reused >= blobs - again  # most kept
+        assert len(moved) == len(afresh)
+        for d in moved:  # measured as a fresh detector measures it, or a first-frame ball moved on by the shake
+            assert d in afresh or any(f.colour == d.colour and np.hypot(f.u + step - d.u, f.v - d.v)
+                                      <= SAME_CENTRE_PX / detector.scale + 1e-9 for f in first)

@@ -51,7 +51,7 @@ class TruthDetector:
     def __call__(self, first_image, mapper, players, samples):  # the session's detector factory
         return self
 
-    def detect(self, image, mask=None):
+    def detect(self, image, mask=None, steady=None):
         balls = self.frames[min(self.index, len(self.frames) - 1)]["balls"]
         self.index += 1
         return [Detection(u, v, r, self.rename.get(self.owners[str(i)], self.owners[str(i)]), 0.95)

@@ -14,7 +14,7 @@ pixels around it.
 
 Most balls lie still most of the time, and measuring a blob (its colour
 posterior, a split, the full-resolution refinement) is most of the cost. So a
-blob of the colour, box (each side within a pixel), area (within
+blob of the colour, box size (each side within a pixel), area (within
 `SAME_AREA`) and centroid (within `SAME_CENTRE_PX`) of one measured on the
 frame before is the same blob: its balls are the ones measured then, moved on
 by how far its centroid moved since (so a creeping ball is followed frame by
@@ -50,12 +50,13 @@ _CELL = 4  # analysis pixels: blobs measured before are looked up by the cell of
 
 @dataclass(frozen=True)
 class _Measured:
-    """A blob measured on an earlier frame: its box (analysis-box pixels, x1 / y1 exclusive), centroid and
-    area when it was measured, and the balls it gave."""
+    """A blob measured on an earlier frame: its box size (analysis pixels), centroid (analysis-box pixels) as seen
+    and on the steadied image, and area when it was measured, and the balls it gave."""
 
     label: int
-    box: tuple[int, int, int, int]
+    size: tuple[int, int]
     centre: tuple[float, float]
+    steady: tuple[float, float]
     area: int
     balls: tuple[Detection, ...]
 
@@ -141,8 +142,11 @@ class ColourDetector:
 
     # ------------------------------------------------------------------ per frame
 
-    def detect(self, image: np.ndarray, mask: np.ndarray | None = None) -> list[Detection]:
-        """Balls in a BGR frame; `mask` (uint8, 255 = look here, full frame size) narrows the table mask."""
+    def detect(self, image: np.ndarray, mask: np.ndarray | None = None,
+               steady: np.ndarray | None = None) -> list[Detection]:
+        """Balls in a BGR frame; `mask` (uint8, 255 = look here, full frame size) narrows the table mask;
+        `steady` (2x3, full-frame pixels of this frame -> the steadied image's) takes camera shake out of the
+        test of which blobs are where they were."""
         bx0, by0, bx1, by1 = self.box
         keep, (sx0, sy0, sx1, sy1) = self._keep(mask)
         if keep is None:
@@ -158,7 +162,8 @@ class ColourDetector:
             binary = cv2.compare(labels, label, cv2.CMP_EQ)
             x, y, w, h = cv2.boundingRect(binary)  # of its pixels: the components are found within it
             if w and h:
-                out += self._blobs(binary[y:y + h, x:x + w], label, small, (x, y), image, (sx0, sy0), measured)
+                out += self._blobs(binary[y:y + h, x:x + w], label, small, (x, y), image, (sx0, sy0), measured,
+                                   steady)
         self._measured = measured
         return out
 
@@ -205,7 +210,8 @@ class ColourDetector:
         return cut, sub
 
     def _blobs(self, binary: np.ndarray, label: int, cut: np.ndarray, at: tuple[int, int], image: np.ndarray,
-               origin: tuple[int, int], measured: dict[tuple[int, int, int], _Measured]) -> list[Detection]:
+               origin: tuple[int, int], measured: dict[tuple[int, int, int], _Measured],
+               steady: np.ndarray | None) -> list[Detection]:
         """Balls among the pixels of one label. `cut` is the shrunk image looked at, which starts at `origin`
         of the analysis box; `binary` is cut from it at `at`. Each blob measured goes into `measured`."""
         cfg = self.config
@@ -224,17 +230,18 @@ class ColourDetector:
             & (np.maximum(stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT])
                <= (2 * cfg.max_balls_per_blob + 1) * r_all)
         found: list[Detection] = []
-        for k in np.flatnonzero(ok) + 1:
+        kept = np.flatnonzero(ok) + 1
+        steadied = self._steadied(centroids[kept] + (sx0, sy0), steady)
+        for k, still in zip(kept, steadied):
             cx, cy = centroids[k]
             r = float(r_all[k - 1])
             n = n_all[k - 1]
             x, y, w, h = (int(v) for v in stats[k, :4])
-            box = (x + sx0, y + sy0, x + sx0 + w, y + sy0 + h)
             centre = (float(cx) + sx0, float(cy) + sy0)
             area = int(stats[k, cv2.CC_STAT_AREA])
-            earlier = self._unchanged(label, box, centre, area)
+            earlier = self._unchanged(label, (w, h), still, area)
             if earlier is not None:
-                measured[(label, *_cell(earlier.centre))] = earlier
+                measured[(label, *_cell(earlier.steady))] = earlier
                 du, dv = (centre[0] - earlier.centre[0]) / self.scale, (centre[1] - earlier.centre[1]) / self.scale
                 found += [replace(ball, u=ball.u + du, v=ball.v + dv) for ball in earlier.balls]
                 self.reused += 1
@@ -259,20 +266,31 @@ class ColourDetector:
                 if label == UNKNOWN:
                     score = min(score, cfg.unknown_score)
                 found.append(Detection(u, v, radius, colour, round(score, 3)))
-            measured[(label, *_cell(centre))] = _Measured(label, box, centre, area, tuple(found[balls_before:]))
+            measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area,
+                                                         tuple(found[balls_before:]))
         return found
 
-    def _unchanged(self, label: int, box: tuple[int, int, int, int], centre: tuple[float, float],
+    def _steadied(self, centres: np.ndarray, steady: np.ndarray | None) -> list[tuple[float, float]]:
+        """Analysis-box centroids -> where they lie on the steadied image, in analysis-box pixels."""
+        if steady is None or not len(centres):
+            return [(float(x), float(y)) for x, y in centres]
+        origin = np.array(self.box[:2], float)
+        full = origin + (centres + 0.5) / self.scale - 0.5
+        moved = full @ np.asarray(steady, float)[:, :2].T + np.asarray(steady, float)[:, 2]
+        return [(float(x), float(y)) for x, y in (moved - origin + 0.5) * self.scale - 0.5]
+
+    def _unchanged(self, label: int, size: tuple[int, int], steady: tuple[float, float],
                    area: int) -> _Measured | None:
         """The blob of this label measured on the last frame that this one is (see the module docstring);
         None when there is none."""
-        cx, cy = _cell(centre)
+        cx, cy = _cell(steady)
         for dx in (-1, 0, 1):
             for dy in (-1, 0, 1):
                 earlier = self._measured.get((label, cx + dx, cy + dy))
-                if earlier is not None and max(abs(a - b) for a, b in zip(earlier.box, box)) <= 1 \
+                if earlier is not None and abs(earlier.size[0] - size[0]) <= 1 \
+                        and abs(earlier.size[1] - size[1]) <= 1 \
                         and abs(earlier.area - area) <= SAME_AREA * earlier.area \
-                        and np.hypot(earlier.centre[0] - centre[0], earlier.centre[1] - centre[1]) <= SAME_CENTRE_PX:
+                        and np.hypot(earlier.steady[0] - steady[0], earlier.steady[1] - steady[1]) <= SAME_CENTRE_PX:
                     return earlier
         return None
 
