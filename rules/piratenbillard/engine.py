@@ -6,7 +6,9 @@ went. The landing space alone decides the call (docs/rules.md,
 PB-4): out, secured, given to a neighbour, a capture, a stack or a plain move.
 Balls the call takes off the board are announced as LIFT decisions and leave
 the engine's board at once, so the next snapshot is checked against the table
-the players should have after lifting them.
+the players should have after lifting them. A ball shown on a called lift's space
+is read as the table supports with the fewest missed events (PB-7.5): the
+called ball not lifted yet, or a new arrival after a lift nobody saw.
 
 `check(event)` says why `feed` would refuse an event (None: it would be accepted); `feed` asks it first and
 raises InputError before touching anything, so a refused event changes nothing. `state()` is the engine's
@@ -16,6 +18,7 @@ state as an immutable PiratenbillardState.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import product
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -439,19 +442,74 @@ class PiratenbillardEngine:
         return seen
 
     def _unlifted(self, delta: dict[Key, int]) -> list[Decision]:
-        """Balls called off the board that the table still shows: warn, never score them again."""
+        """Balls called off the board that the table may still show: warn, never score them again (PB-7.1).
+
+        A ball seen on a called lift's space is either the called ball, not lifted yet, or a ball that arrived
+        there after a lift nobody saw. Per colour, the table decides (PB-7.5, `_not_lifted`): the reading with
+        the fewest departures from the board is applied and flagged; a tie keeps them all as not lifted.
+        """
+        shown: dict[Key, int] = {}  # balls on a called lift's space that may be the called ones
+        for key in sorted({(lift.cell, lift.owner) for lift in self._pending_lifts}):
+            called = sum(lift.count for lift in self._pending_lifts if (lift.cell, lift.owner) == key)
+            if (visible := min(called, max(delta.get(key, 0), 0))) > 0:
+                shown[key] = visible
+        out: list[Decision] = []
+        not_lifted: dict[Key, int] = {}
+        for owner in self._players:
+            mine = {key: n for key, n in shown.items() if key[1] == owner}
+            if mine:
+                chosen, notes = self._not_lifted(owner, mine, delta)
+                not_lifted.update(chosen)
+                out.extend(notes)
+                self._flag_all = self._flag_all or bool(notes)  # the settle rests on a reading to check
         still: list[Lift] = []
         for lift in sorted(self._pending_lifts):
             key = (lift.cell, lift.owner)
-            visible = min(lift.count, max(delta.get(key, 0), 0))
-            if visible:
-                delta[key] -= visible
-                still.append(replace(lift, count=visible))
+            if (count := min(lift.count, not_lifted.get(key, 0))) > 0:
+                not_lifted[key] -= count
+                delta[key] -= count
+                still.append(replace(lift, count=count))
         self._pending_lifts = still
         if not still:
-            return []
+            return out
         return [self._warn("not lifted yet: " + "; ".join(lift.text() for lift in still) + "; lift them",
-                           "PB-7.1", data=(("lifts", [self._lift_json(lift) for lift in still]),))]
+                           "PB-7.1", data=(("lifts", [self._lift_json(lift) for lift in still]),))] + out
+
+    def _not_lifted(self, owner: str, shown: dict[Key, int], delta: dict[Key, int]) -> tuple[dict[Key, int],
+                                                                                           list[Decision]]:
+        """How many of `owner`'s balls `shown` on called lift spaces are the called balls still lying there.
+
+        PB-7.5: the engine's board is the table its calls leave (called balls lifted). Each ball read as not
+        lifted is a departure from it, and so is each ball of the colour that left a space without the strike
+        explaining it; a ball arriving on a space with no ball leaving one is not possible. The fewest
+        departures: just enough balls not lifted that every arrival has a ball that left, i.e. arrivals minus
+        balls gone (at least 0). When that count can be split between the spaces in more than one way, the
+        table cannot tell which ball is which: nothing is guessed, all stay not lifted, and the umpire is told.
+        """
+        arrived = sum(d for (_, o), d in delta.items() if o == owner and d > 0)
+        left = sum(-d for (_, o), d in delta.items() if o == owner and d < 0)
+        total = sum(shown.values())
+        needed = min(total, max(0, arrived - left))
+        if needed == total:
+            return dict(shown), []
+        keys = sorted(shown)
+        readings = [dict(zip(keys, split)) for split in product(*(range(shown[k] + 1) for k in keys))
+                    if sum(split) == needed]
+        if len(readings) == 1:
+            (reading,) = readings
+            arrivals = [key[0] for key in keys for _ in range(shown[key] - reading[key])]
+            text = _reading_text(owner, shown, reading)
+            return reading, [self._warn(
+                f"{text}: the reading the table supports (taking the called ball{'s' if len(arrivals) > 1 else ''}"
+                f" as still lying there needs {len(arrivals)} more missed event{'s' if len(arrivals) > 1 else ''}); "
+                "check the table", "PB-7.5",
+                data=(("explanation", "unseen_lift"), ("arrived", [list(c) for c in arrivals]),
+                      ("readings", [text])))]
+        texts = [_reading_text(owner, shown, reading) for reading in readings]
+        return dict(shown), [self._warn(
+            f"the {owner} balls on called lift spaces fit {len(readings)} readings equally well ("
+            + "; or ".join(texts) + "): not guessed, all taken as not lifted yet; check the table", "PB-7.5",
+            data=(("explanation", "ambiguous"), ("readings", texts)))]
 
     def _others_moved(self, delta: dict[Key, int], shooter: str) -> list[Decision]:
         """Changes to balls nobody struck: the board follows the table, and the umpire is told."""
@@ -705,3 +763,14 @@ def _seats(event: GameStart) -> list[int]:
 def _expand(counts: Any) -> list[Cell]:
     """[(cell, n)] -> [cell] * n, in sorted order, so the same table always reads the same."""
     return [cell for cell, n in sorted(counts) for _ in range(n)]
+
+
+def _reading_text(owner: str, shown: dict[Key, int], not_lifted: dict[Key, int]) -> str:
+    """One reading of balls on called lift spaces, e.g. "1 blue ball at (5,4) arrived there after an unseen lift"."""
+    parts = []
+    for (cell, _), n in sorted(shown.items()):
+        for count, what in ((n - not_lifted[(cell, owner)], "arrived there after an unseen lift"),
+                            (not_lifted[(cell, owner)], "not lifted yet")):
+            if count:
+                parts.append(f"{count} {owner} ball{'s' if count > 1 else ''} at {cell_name(cell)} {what}")
+    return ", ".join(parts)

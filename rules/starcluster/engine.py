@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import combinations
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
@@ -795,9 +796,12 @@ class StarClusterEngine:
         old_out, old_dead = Counter(rnd.out), set(rnd.dead)
         live_before = {p: self._live(p) for p in self._players}
         hand_before = {p: self._hand(p) - (1 if p == shooter else 0) for p in self._players}
+        removed_in_slots = dict(rnd.pending_slots)
         obs = self._observe(event.snapshot)
         landed, left = self._diff(old_board, obs.board)
         new_out = self._apply(obs)
+        missed = [w for p in self._players if (w := self._removed_knocked_on(
+            t, cause, p, p == shooter, removed_in_slots, old_grouped, landed[p], left[p], new_out))]
         decisions: list[Decision] = []  # FOUL / BALL_* / PHASE lines, after the SHOT and SCORE lines
         scores: list[Decision] = []
         void = shot.void or (shot.fouls[0] if shot.fouls else None)
@@ -867,7 +871,59 @@ class StarClusterEngine:
                                    "scored": "SCB-3.2", "failed": "SCB-3.4", "foul": "SCB-5.6"}[outcome],
                              cause=cause, data=(("shot", shot.number), ("outcome", outcome)))
         out = [shot_line] + scores + decisions + self._fix_counts(event)
-        return out + self._after_shot(t, cause, shot, outcome, foul, grouped, scores, old_board)
+        out += self._after_shot(t, cause, shot, outcome, foul, grouped, scores, old_board)
+        if missed:  # the shot is read with a missed event, or could not be: every call of it is for review
+            return missed + [replace(d, flagged=True) for d in out]
+        return out
+
+    def _removed_knocked_on(self, t: float, cause: str, player: str, shooter: bool,
+                            removed_in_slots: dict[Slot, str], old_grouped: Counter,
+                            landed: set[Slot], left: set[Slot], new_out: Counter) -> Decision | None:
+        """SCB-11.3: balls of `player` that arrived with no ball in play to come from are removed balls knocked on.
+
+        A ball reaches a slot, the grouped area or a gutter only as the shot ball (the shooter's one) or from
+        another place on the board. When more of `player`'s balls arrived than that allows, and removed balls
+        not lifted yet left their slots (`removed_in_slots`, before the shot) in this shot, the table is explained
+        by those removed balls knocked on (one missed event each), not by a ball from nowhere: they stay
+        removed and never score. If which arrivals they are can be chosen in more than one way, nothing is
+        guessed (the table is read as before) and the umpire is told the possible readings. Removed grouped
+        balls are not counted: they look like the live grouped balls, which could as well have moved. Applies
+        the reading to the round; the decision to announce, or None when the table needs no missed event.
+        """
+        rnd = self._round
+        removed_left = sum(1 for slot, o in removed_in_slots.items() if o == player and slot not in rnd.pending_slots)
+        slot_named = {f"P{pos}/slot {n}": (pos, n) for pos, n in landed}
+        arrivals = (sorted(slot_named) + ["grouped"] * max(0, rnd.grouped[player] - old_grouped[player])
+                    + ["a gutter"] * new_out[player])
+        supply = len(left) + max(0, old_grouped[player] - rnd.grouped[player]) + int(shooter)
+        knocked = min(len(arrivals) - supply, removed_left)
+        if knocked <= 0:
+            return None
+        readings = sorted(set(combinations(arrivals, knocked)))
+        if len(readings) > 1:
+            texts = [f"removed {player} ball(s) knocked to {', '.join(r)}" for r in readings]
+            return self._warn(t, f"{len(arrivals)} {player} ball(s) arrived with {supply} in play to come from: "
+                              f"{knocked} must be removed balls knocked on, and the table fits "
+                              f"{len(readings)} readings equally well (" + "; or ".join(texts)
+                              + "): not guessed, the table is read as shown; check it", cause, "SCB-11.3",
+                              player=player)
+        for place in readings[0]:
+            if place == "grouped":
+                rnd.grouped[player] -= 1
+                rnd.pending_grouped[player] += 1
+            elif place == "a gutter":
+                rnd.out[player] -= 1  # out already, as a removed ball
+                new_out[player] -= 1
+            else:
+                slot = slot_named[place]
+                landed.discard(slot)
+                del rnd.board[slot]
+                rnd.dead.discard(slot)
+                rnd.pending_slots[slot] = player
+        return self._warn(t, f"removed {player} ball(s) knocked on to {', '.join(readings[0])}: {len(arrivals)} "
+                          f"{player} ball(s) arrived with {supply} in play to come from, so {knocked} must be "
+                          "removed balls not lifted yet (the reading the table supports); they stay removed and "
+                          "score nothing; check the table", cause, "SCB-11.3", player=player)
 
     def _void(self, t: float, shot: _Shot, void: Event, old_board: dict[Slot, str], old_grouped: Counter,
               old_out: Counter, old_dead: set[Slot], landed: dict[str, set[Slot]],
