@@ -69,18 +69,30 @@ class Rect:
 
 @dataclass(frozen=True)
 class Marker:
-    """A printed ArUco marker, upright when read from the near (south) edge."""
+    """A printed ArUco marker, upright when read from the near (south) edge, unless turned by `rotation_deg`."""
 
     id: int
     center: Point
     size_mm: float
+    rotation_deg: int = 0  # 0, 90, 180 or 270: how far it is turned counter-clockwise, seen from above
+
+    @property
+    def rect(self) -> Rect:
+        cx, cy = self.center
+        h = self.size_mm / 2
+        return Rect(cx - h, cy - h, cx + h, cy + h)
 
     @property
     def corners(self) -> tuple[Point, Point, Point, Point]:
-        """Board points in ArUco's corner order: top-left, top-right, bottom-right, bottom-left."""
+        """Board points in ArUco's corner order: the printed top-left, top-right, bottom-right, bottom-left (a
+        marker turned a quarter counter-clockwise has its top-left corner where an upright one has its
+        bottom-left), so a detected corner is matched to where it really lies."""
         cx, cy = self.center
         h = self.size_mm / 2
-        return ((cx - h, cy + h), (cx + h, cy + h), (cx + h, cy - h), (cx - h, cy - h))
+        upright = ((cx - h, cy + h), (cx + h, cy + h), (cx + h, cy - h), (cx - h, cy - h))
+        turns = self.rotation_deg // 90
+        c = [upright[(i - turns) % 4] for i in range(4)]
+        return (c[0], c[1], c[2], c[3])
 
 
 @dataclass(frozen=True)
@@ -155,7 +167,8 @@ def markers_from_json(data: dict[str, Any]) -> Markers:
     return Markers(
         dictionary=data["dictionary"],
         markers=tuple(
-            Marker(id=m["id"], center=point_from_json(m["center"]), size_mm=float(m["size_mm"]))
+            Marker(id=m["id"], center=point_from_json(m["center"]), size_mm=float(m["size_mm"]),
+                   rotation_deg=int(m.get("rotation_deg", 0)))
             for m in data["markers"]
         ),
     )

@@ -21,6 +21,11 @@ from calibration.geometry import (
     markers_from_json,
 )
 from rules.events import Location, Place
+from rules.piratenbillard.board import SEAT_NAMES
+
+FRAME_SIDES = ("west", "east", "north", "south")
+FRAME_TOLERANCE_MM = 1.0  # a frame measured on two opposite sides may be off by this from the board's size
+EDGE_SIDES = {("row", 0): "north", ("row", 1): "south", ("col", 0): "west", ("col", 1): "east"}  # 1: the last line
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,9 @@ class Seat:
 
 @dataclass(frozen=True)
 class PiratenbillardProfile:
+    """A board in the referee's numbering (row 0 north, column 0 west, as the rules engine counts); the profile's
+    own numbers (`seats`, `grid.missing`) may count rows from the south or columns from the east."""
+
     name: str
     table: Rect
     ball_diameter_mm: float
@@ -42,44 +50,67 @@ class PiratenbillardProfile:
     cols: int
     space_size_mm: float
     pitch_mm: float
-    off_board_margin_mm: float
+    frame_mm: tuple[tuple[str, float], ...]  # the frame's width between board edge and grid, on the sides measured
     missing: frozenset[tuple[int, int]]
     seats: tuple[Seat, ...]
     markers: Markers
+    rows_from: str = "north"  # how the profile numbers rows: from the north edge or from the south
+    cols_from: str = "west"  # ... and columns: from the west edge or from the east
     game: str = field(default="piratenbillard", init=False)
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> PiratenbillardProfile:
         grid = data["grid"]
+        rows, cols = grid["rows"], grid["cols"]
+        rows_from, cols_from = grid.get("rows_from", "north"), grid.get("cols_from", "west")
+
+        def row(r: int) -> int:
+            return rows - 1 - r if rows_from == "south" else r
+
+        def col(c: int) -> int:
+            return cols - 1 - c if cols_from == "east" else c
+
+        frame = data["off_board_margin_mm"]
+        sides = ((side, float(frame[side])) for side in FRAME_SIDES if side in frame) if isinstance(frame, dict) \
+            else (("west", float(frame)), ("north", float(frame)))  # one width: the grid hangs from the north-west
         return PiratenbillardProfile(
             name=data["name"],
             table=Rect(0.0, 0.0, float(data["board"]["width_mm"]), float(data["board"]["length_mm"])),
             ball_diameter_mm=float(data["ball_diameter_mm"]),
-            rows=grid["rows"],
-            cols=grid["cols"],
+            rows=rows,
+            cols=cols,
             space_size_mm=float(grid["space_size_mm"]),
             pitch_mm=float(grid["pitch_mm"]),
-            off_board_margin_mm=float(data["off_board_margin_mm"]),
-            missing=frozenset((r, c) for r, c in grid["missing"]),
+            frame_mm=tuple(sides),
+            missing=frozenset((row(r), col(c)) for r, c in grid["missing"]),
             seats=tuple(
                 Seat(
                     seat=s["seat"],
                     side=s["side"],
                     line="row" if "row" in s else "col",
-                    index=s["row"] if "row" in s else s["col"],
+                    index=row(s["row"]) if "row" in s else col(s["col"]),
                 )
                 for s in data["seats"]
             ),
             markers=markers_from_json(data["markers"]),
+            rows_from=rows_from,
+            cols_from=cols_from,
         )
+
+    def profile_number(self, line: str, index: int) -> int:
+        """A row or column as the profile numbers it (the referee counts from the north and the west)."""
+        flipped = self.rows_from == "south" if line == "row" else self.cols_from == "east"
+        return (self.rows if line == "row" else self.cols) - 1 - index if flipped else index
 
     @property
     def grid(self) -> Rect:
-        """The playing field: the outer edge of the outermost spaces."""
+        """The playing field: the outer edge of the outermost spaces, placed by the frame's measured sides."""
         extent_x = (self.cols - 1) * self.pitch_mm + self.space_size_mm
         extent_y = (self.rows - 1) * self.pitch_mm + self.space_size_mm
-        m = self.off_board_margin_mm
-        return Rect(m, self.table.y_max - m - extent_y, m + extent_x, self.table.y_max - m)
+        frame = dict(self.frame_mm)
+        x_min = frame["west"] if "west" in frame else self.table.x_max - frame["east"] - extent_x
+        y_max = self.table.y_max - frame["north"] if "north" in frame else frame["south"] + extent_y
+        return Rect(x_min, y_max - extent_y, x_min + extent_x, y_max)
 
     def spaces(self) -> list[tuple[int, int]]:
         return [
@@ -98,7 +129,7 @@ class PiratenbillardProfile:
         """`space_center` for a space someone named: a space that is not on the board is an error."""
         if not (0 <= row < self.rows and 0 <= col < self.cols) or (row, col) in self.missing:
             raise ProfileError(f"no space at row {row}, col {col} on profile {self.name!r}; rows and cols are "
-                               "0..9 and the four corners are missing")
+                               "0..9 (row 0 north, col 0 west) and the four corners are missing")
         return self.space_center(row, col)
 
     def starting_cells(self, seat: int) -> list[tuple[int, int]]:
@@ -124,6 +155,16 @@ class PiratenbillardProfile:
     @property
     def playing_field(self) -> Rect:
         return self.grid
+
+    @property
+    def gutter_areas(self) -> tuple[Rect, ...]:
+        """A Piratenbillard board has no gutters."""
+        return ()
+
+    @property
+    def rules_settings(self) -> dict[str, Any]:
+        """No Piratenbillard rules setting depends on the board."""
+        return {}
 
     def locate(self, point: Point, tolerance_mm: float = 0.0) -> Spot:
         """The nearest space (with its distance) within the grid grown by `tolerance_mm`; else off the table."""
@@ -164,12 +205,7 @@ class PiratenbillardProfile:
                 f"profile {label}: field 'grid.space_size_mm' ({self.space_size_mm:g}) is smaller than the "
                 f"ball ({self.ball_diameter_mm:g} mm); a ball would not fit"
             )
-        if not self.grid.inside(self.table):
-            raise ProfileError(
-                f"profile {label}: field 'grid' does not fit on the board with off_board_margin_mm "
-                f"{self.off_board_margin_mm:g}; board must be at least "
-                f"{2 * self.off_board_margin_mm + self.grid.x_max - self.grid.x_min:g} mm wide"
-            )
+        self._check_frame(label)
         corners = {(0, 0), (0, self.cols - 1), (self.rows - 1, 0), (self.rows - 1, self.cols - 1)}
         if self.missing != corners:
             raise ProfileError(
@@ -184,7 +220,41 @@ class PiratenbillardProfile:
             last = (self.rows if s.line == "row" else self.cols) - 1
             if s.index not in (0, last) or (s.line, s.index) in edges:
                 raise ProfileError(
-                    f"profile {label}: field 'seats[{i}].{s.line}' is {s.index}; each seat needs its own "
-                    f"edge line of the grid (0 or {last})"
+                    f"profile {label}: field 'seats[{i}].{s.line}' is {self.profile_number(s.line, s.index)}; "
+                    f"each seat needs its own edge line of the grid (0 or {last})"
                 )
             edges.add((s.line, s.index))
+            edge = EDGE_SIDES[(s.line, 0 if s.index == 0 else 1)]
+            if edge != s.side:
+                counted = f"rows counted from the {self.rows_from}" if s.line == "row" \
+                    else f"columns counted from the {self.cols_from}"
+                raise ProfileError(
+                    f"profile {label}: field 'seats[{i}].{s.line}' is {self.profile_number(s.line, s.index)}, the "
+                    f"{edge} edge of the grid ({counted}), but the seat sits {s.side}; give the {s.side} edge's "
+                    "number, or set grid.rows_from / grid.cols_from"
+                )
+            if s.side != SEAT_NAMES[s.seat]:
+                raise ProfileError(
+                    f"profile {label}: field 'seats[{i}].side' is {s.side}, but seat {s.seat} sits "
+                    f"{SEAT_NAMES[s.seat]} (seats go clockwise from 0 in the south, as the rules number them)"
+                )
+
+    def _check_frame(self, label: str) -> None:
+        """The grid on the board, and a frame measured on opposite sides that adds up to the board's size."""
+        frame = dict(self.frame_mm)
+        extent = {"x": (self.cols - 1) * self.pitch_mm + self.space_size_mm,
+                  "y": (self.rows - 1) * self.pitch_mm + self.space_size_mm}
+        for axis, (a, b), size in (("x", ("west", "east"), self.table.x_max), ("y", ("north", "south"),
+                                                                               self.table.y_max)):
+            if a in frame and b in frame and abs(frame[a] + extent[axis] + frame[b] - size) > FRAME_TOLERANCE_MM:
+                raise ProfileError(
+                    f"profile {label}: field 'off_board_margin_mm.{b}' does not add up: {a} {frame[a]:g} + grid "
+                    f"{extent[axis]:g} + {b} {frame[b]:g} mm is not the board's {size:g} mm; measure again or "
+                    f"give only one of {a} and {b}"
+                )
+        if not self.grid.inside(self.table):
+            raise ProfileError(
+                f"profile {label}: field 'grid' does not fit on the board with off_board_margin_mm "
+                f"{', '.join(f'{side} {mm:g}' for side, mm in self.frame_mm)}; the grid is "
+                f"{extent['x']:g} x {extent['y']:g} mm"
+            )

@@ -59,6 +59,12 @@ class TableProfile(Protocol):
     def playing_field(self) -> Rect:
         """Where the game is played out: a hand over it is watched for."""
     @property
+    def gutter_areas(self) -> tuple[Rect, ...]:
+        """Where a resting ball is out of play, wherever that lies (Star Cluster Ball's gutters)."""
+    @property
+    def rules_settings(self) -> dict[str, Any]:
+        """The rules config settings the table decides (rules.games.table_config fills them in)."""
+    @property
     def places(self) -> tuple[tuple[Location, Rect], ...]:
         """The named places that hold a ball (slots, spaces), each with its board rectangle."""
     @property
@@ -160,5 +166,5 @@ def _check_markers(markers: Markers, table: Rect, label: str) -> None:
         if not all(table.contains(c) for c in m.corners):
             raise ProfileError(f"profile {label}: field '{field}' lies outside the table; move the marker")
         for j, other in enumerate(markers.markers[:i]):
-            if Rect(*m.corners[3], *m.corners[1]).overlaps(Rect(*other.corners[3], *other.corners[1])):
+            if m.rect.overlaps(other.rect):
                 raise ProfileError(f"profile {label}: field '{field}' overlaps markers[{j}]; move it")

@@ -61,7 +61,8 @@ def _coverage(start_px: float, module_px: float, count: int, length: int) -> np.
 
 def _draw_marker(img: np.ndarray, profile: TableProfile, ppm: float, marker) -> None:
     """Area-sample the marker (with a one-module white quiet zone) into the image."""
-    bits = marker_bits(profile.markers.dictionary, marker.id).astype(float)
+    # the image is the table seen from above, north up: numpy's quarter turns are counter-clockwise as seen
+    bits = np.rot90(marker_bits(profile.markers.dictionary, marker.id), marker.rotation_deg // 90).astype(float)
     n = bits.shape[0]
     bits = np.pad(bits, 1, constant_values=255.0)
     module = marker.size_mm / n * ppm

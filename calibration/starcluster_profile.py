@@ -97,6 +97,16 @@ class StarClusterProfile:
         """Where the game is played out: the board beyond the play area (hands over it pause a settle)."""
         return self.board
 
+    @property
+    def gutter_areas(self) -> tuple[Rect, ...]:
+        """The gutters: a ball resting in one is out of play wherever it lies, behind the Play Line too."""
+        return tuple(g.rect for g in self.gutters)
+
+    @property
+    def rules_settings(self) -> dict[str, Any]:
+        """The rules settings this table decides, so they are said once: each Position's slot count."""
+        return {"slots_per_position": [len(pos.slots) for pos in sorted(self.positions, key=lambda p: p.number)]}
+
     def locate(self, point: Point, tolerance_mm: float = 0.0) -> Spot:
         """The slot (nearest centre) within `tolerance_mm`, else the gutter, the board (grouped), the play area."""
         if not self.table.contains(point, tolerance_mm):
@@ -164,6 +174,7 @@ class StarClusterProfile:
             )
         for i, pos in enumerate(self.positions):
             self._check_position(i, pos, label)
+        self._check_zones_against_slots(label)
         ordered = sorted(self.positions, key=lambda pos: pos.number)
         mean_y = [sum(y for _, y in pos.slots) / len(pos.slots) for pos in ordered]
         if not mean_y[0] < mean_y[1] < mean_y[2]:
@@ -201,4 +212,22 @@ class StarClusterProfile:
                         raise ProfileError(
                             f"profile {label}: field '{where}.slots[{j}]' overlaps Position "
                             f"{other.number} slot {k}; move one of them"
+                        )
+
+    def _check_zones_against_slots(self, label: str) -> None:
+        """No slot lies in a gutter, and a scoring zone covers each slot whole or not at all (a slot half in a
+        dead-ball zone would score or not by where in it the ball stops)."""
+        for at, slot in self.places:
+            for i, gutter in enumerate(self.gutters):
+                if gutter.rect.overlaps(slot):
+                    raise ProfileError(
+                        f"profile {label}: field 'gutters[{i}]' overlaps Position {at.position} slot {at.slot}; a "
+                        "ball in a slot is in play and one in a gutter out of it, so move one of them"
+                    )
+            for kind, zones in (("multiplier_zones", self.multiplier_zones), ("dead_ball_zones", self.dead_ball_zones)):
+                for i, zone in enumerate(zones):
+                    if zone.rect.overlaps(slot) and not slot.inside(zone.rect):
+                        raise ProfileError(
+                            f"profile {label}: field '{kind}[{i}]' covers part of Position {at.position} slot "
+                            f"{at.slot}; make the zone cover the slot whole or leave it out"
                         )

@@ -55,7 +55,7 @@ from rules.decisions import Decision
 from rules.engine import EngineState, RoundClock, RulesEngine, Standings
 from rules.errors import InputError
 from rules.events import UMPIRE_INPUTS, Confirm, Event, GameStart, Overturn, Snapshot, SnapshotCorrection, TableSettled
-from rules.games import GAMES, load_config, make_engine
+from rules.games import GAMES, load_config, make_engine, table_config
 from rules.replay import AMENDMENTS, amend, read_log, replay, resolve_umpire_inputs
 from rules.result import build_result
 from rules.session import load_session
@@ -166,6 +166,8 @@ def prepare(spec: RunSpec) -> Setup:
         rules_config, pipeline = split_config(load_config(spec.config))
     else:  # a truth.json session carries the game config its match was played under (ball count, rounds)
         rules_config, pipeline = (dict(session.config) if session else {}), PipelineConfig()
+    # the table's own settings (slots per Position) come from its profile; the manifest records them
+    rules_config = table_config(rules_config, profile.rules_settings, profile.name)
     engine = make_engine(spec.game, rules_config)  # the rules config is checked now, not at the first frame
     if session:
         umpire = session.events

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from .engine import RulesEngine
 from .errors import InputError
+from .events import shown
 from .files import loads
 
 
@@ -36,6 +37,20 @@ def make_engine(game: str, config: dict[str, Any]) -> RulesEngine:
     except KeyError:
         raise InputError(f"unknown game {game!r}; use one of {', '.join(GAMES)}") from None
     return factory(config)
+
+
+def table_config(config: dict[str, Any], table_settings: dict[str, Any], profile_name: str) -> dict[str, Any]:
+    """The rules config with the settings the table decides (a profile's `rules_settings`, e.g. Star Cluster's
+    slots per Position) filled in, so the table says them once; a config that says otherwise is refused."""
+    merged = dict(config)
+    for name, value in table_settings.items():
+        if name not in merged:
+            merged[name] = value
+        elif merged[name] != value:
+            raise InputError(f"config: {name!r} is {shown(merged[name])} but the table profile {profile_name!r} "
+                             f"has {shown(value)}; drop {name!r} from the config (the table sets it) or use the "
+                             "profile of the table played on")
+    return merged
 
 
 def load_config(path: str | Path) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from calibration.starcluster_profile import StarClusterProfile
 from rules.errors import InputError
+from rules.games import table_config
 
 from .starcluster_driver import MatchDriver, StarClusterSimOptions
 from .starcluster_scenarios import SCRIPTS, STARCLUSTER_SCENARIOS, scenario_config
@@ -31,7 +32,8 @@ def simulate_starcluster(profile: StarClusterProfile, seed: int, scenario: str =
     if not isinstance(profile, StarClusterProfile):
         raise InputError("simulate_starcluster needs a Star Cluster Ball table profile")
     options = options or StarClusterSimOptions()
-    driver = MatchDriver(profile, seed, scenario, options, scenario_config(scenario, options))
+    config = table_config(scenario_config(scenario, options), profile.rules_settings, profile.name)
+    driver = MatchDriver(profile, seed, scenario, options, config)
     driver.notes.append(STARCLUSTER_SCENARIOS[scenario])
     driver.start_game()
     SCRIPTS[scenario](driver)

@@ -26,7 +26,7 @@ from vision.config import CellReadConfig
 from vision.detect.colour import ColourDetector
 from vision.mapping import BoardMapper
 from vision.settle import Settle
-from vision.types import Detector
+from vision.types import BoardBall, Detector
 
 PLACES = (Place.SLOT, Place.CELL)  # read from pixels; everything else comes from the blobs
 
@@ -103,15 +103,30 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
                 n, confidence = before[(player, reading.at)], config.kept_confidence
             balls += [BallSighting(player, reading.at, round(confidence, 3))] * n
     profile = mapper.profile
-    # Star Cluster Ball: nothing behind the Play Line is read (the shooter's lips, skin and sleeve there read as
-    # red balls; the tracker does not look there either, docs/pipeline.md)
+    # Star Cluster Ball: nothing behind the Play Line is read but the gutters (the shooter's lips, skin and sleeve
+    # there read as red balls; the tracker does not look there either, docs/pipeline.md)
     line = profile.play_line
     behind = max(line[0][1], line[1][1]) if line is not None else -np.inf
     for ball in mapper.map(detector.detect(image)):
-        if ball.location.place in PLACES or ball.detection.colour not in detector.model.players or ball.y < behind:
+        if ball.location.place in PLACES or ball.detection.colour not in detector.model.players \
+                or (ball.y < behind and ball.location.place is not Place.GUTTER) or on_play_line_stripe(mapper, ball):
             continue
         balls.append(BallSighting(ball.detection.colour, ball.location, round(ball.detection.score, 3)))
     return Snapshot(tuple(balls))
+
+
+def on_play_line_stripe(mapper: BoardMapper, ball: BoardBall) -> bool:
+    """A gutter "ball" whose blob is centred on the Play Line is the line's painted stripe crossing the gutter
+    (a ball's blob centre lies on the line only when the ball touches it from the near side)."""
+    line = mapper.profile.play_line
+    if line is None or ball.location.place is not Place.GUTTER:
+        return False
+    line_y = (line[0][1] + line[1][1]) / 2
+    radius = mapper.profile.ball_diameter_mm / 2
+    if abs(ball.y - line_y) > 4 * radius:  # far from the line (a blob centre lies within a ball of its contact)
+        return False
+    centre_y = float(mapper.plane_point(np.array([[ball.x, ball.y]], float))[0, 1])
+    return abs(centre_y - line_y) < radius / 2
 
 
 def snapshot_from_tracks(settle: Settle) -> Snapshot:

@@ -34,7 +34,7 @@ from calibration.monitor import TableMovement as MonitorMovement
 from calibration.profile import TableProfile
 from rules.errors import InputError
 from rules.events import BallLifted, Event, GameStart, Location, ShotStarted, Snapshot, TableMovement, TableSettled
-from vision.cells import read_settled
+from vision.cells import on_play_line_stripe, read_settled
 from vision.config import PipelineConfig
 from vision.games import GameVision
 from vision.mapping import BoardMapper
@@ -176,7 +176,7 @@ class VisionPipeline:
                                                      out)
                       if not self._hands.covers(d.u, d.v)]  # ball-coloured skin or sleeve, not a ball
         start = self.times.add("detect", start)
-        balls = self._map_steadied(detections)
+        balls = [b for b in self._map_steadied(detections) if not on_play_line_stripe(self._mapper, b)]
         start = self.times.add("map", start)
         update = self.tracker.update(frame.t, balls)
         tracked = tracked_frame(frame.t, update.tracks, balls, self._mapper.ball_centre_px) if self.record_tracks \
@@ -287,7 +287,8 @@ class VisionPipeline:
         corners = _rect_px(calibration, looked_at)
         height, width = image.shape[:2]
         self._mask = np.zeros((height, width), np.uint8)
-        cv2.fillPoly(self._mask, [np.round(corners).astype(np.int32)], 255)
+        for rect in (looked_at, *gutters_behind(self.profile, looked_at)):
+            cv2.fillPoly(self._mask, [np.round(_rect_px(calibration, rect)).astype(np.int32)], 255)
         watched = _rect_px(calibration, self.profile.playing_field)
         centre = np.array([[(t.x_min + t.x_max) / 2, (t.y_min + t.y_max) / 2]])
         edge = centre + [[self.profile.ball_diameter_mm / 2, 0]]
@@ -358,6 +359,14 @@ def search_area(profile: TableProfile) -> Rect:
         return t
     line_y = max(profile.play_line[0][1], profile.play_line[1][1])
     return Rect(t.x_min, line_y + profile.ball_diameter_mm / 2, t.x_max, t.y_max)
+
+
+def gutters_behind(profile: TableProfile, looked_at: Rect) -> tuple[Rect, ...]:
+    """The parts of the gutters nearer the player than the search area: looked at too, since a ball resting in
+    a gutter is out of play wherever the gutter runs (only the rest of the near side is left out). The Play
+    Line's stripe across a gutter is in them: `on_play_line_stripe` tells it from a ball."""
+    return tuple(Rect(g.x_min, g.y_min, g.x_max, min(g.y_max, looked_at.y_min))
+                 for g in profile.gutter_areas if g.y_min < looked_at.y_min)
 
 
 def _rect_px(calibration: Calibration, rect: Rect) -> np.ndarray:

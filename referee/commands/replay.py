@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rules.errors import InputError
 from rules.files import write_json_atomically
-from rules.games import GAMES, load_config
+from rules.games import GAMES, load_config, table_config
 from rules.replay import read_log, replay
 from rules.result import build_result
 from rules.scoresheet import render_score_sheet
@@ -30,6 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="the event log to replay, or a run folder")
     parser.add_argument("--game", choices=sorted(GAMES), help="which game's rules apply (not with a run folder)")
     parser.add_argument("--config", type=Path, metavar="FILE", help="game config (JSON) overriding the defaults")
+    parser.add_argument("--profile", metavar="FILE", help="the table profile the log was played on: the settings "
+                        "the table decides (Star Cluster Ball's slots per Position) come from it (not with a run "
+                        "folder; default: the game's shipped table)")
     parser.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
                         help="folder for result.json and score_sheet.txt (default: current folder)")
     parser.add_argument("--quiet", action="store_true", help="do not print the score sheet")
@@ -48,15 +51,21 @@ def run(args: argparse.Namespace) -> int:
     if args.log.is_dir():  # a run folder: its manifest says the game and the rules config
         from record.manifest import read_manifest
 
-        if args.game or args.config:
+        if args.game or args.config or args.profile:
             raise InputError(f"{args.log} is a run folder: its manifest gives the game and the rules config; "
-                             "leave out --game and --config")
+                             "leave out --game, --config and --profile")
         manifest = read_manifest(args.log)
         log, game, config = args.log / EVENTS_FILE, manifest.game, manifest.rules_config
     else:
         if game is None:
             raise InputError("--game is required when replaying an event log (or give a run folder)")
-        config = load_config(args.config) if args.config else {}
+        from calibration.profile import load_profile
+
+        profile = load_profile(args.profile or game)
+        if profile.game != game:
+            raise InputError(f"--profile {args.profile} is a {profile.game} table, not {game}; give the {game} "
+                             "table the log was played on")
+        config = table_config(load_config(args.config) if args.config else {}, profile.rules_settings, profile.name)
     events = read_log(log)
     replayed = replay(events, game, config)
     for warning in replayed.warnings:

@@ -252,7 +252,7 @@ def create_app(hub: ConsoleHub, settings: ConsoleSettings) -> FastAPI:
     @app.post("/api/umpire/setup", dependencies=umpire, summary="set up the match and start it (only while "
               "waiting for setup)")
     async def setup(body: SetupBody) -> JSONResponse:
-        problem = hub.rules_problem(body.rules) if body.rules else None
+        problem = hub.rules_problem(body.rules, body.table) if body.rules else None
         if problem is not None:
             return _unfit("rules", problem)
         if body.table is not None and body.table not in hub.tables:

@@ -33,7 +33,7 @@ from referee.session import RefereeSession, RefereeState, RunSpec, RunSummary, S
 from rules.engine import Standings
 from rules.errors import InputError
 from rules.events import UMPIRE_INPUTS, Event, GameStart, Overturn, PlayerSpec
-from rules.games import load_config, make_engine
+from rules.games import load_config, make_engine, table_config
 from rules.replay import AMENDMENTS, resolve_umpire_inputs
 from vision.config import split_config
 from vision.sources import Clock, LiveSource
@@ -469,10 +469,13 @@ class ConsoleHub:
             self._begin(session, colours)
             self._start_referee()
 
-    def rules_problem(self, rules: dict[str, Any]) -> str | None:
-        """Why the setup's rules options cannot be played (the rules engine's words, naming the option)."""
+    def rules_problem(self, rules: dict[str, Any], table: str | None = None) -> str | None:
+        """Why the setup's rules options cannot be played on the table named (the rules engine's words, naming
+        the option); the table's own settings (slots per Position) are its profile's."""
         try:
-            make_engine(self.spec.game, split_config(self._config_with(rules))[0])
+            profile = load_profile(self.tables.get(table or "", self.spec.profile or self.spec.game))
+            config = table_config(split_config(self._config_with(rules))[0], profile.rules_settings, profile.name)
+            make_engine(self.spec.game, config)
         except InputError as error:
             return str(error)
         return None

@@ -124,7 +124,9 @@ def test_a_match_set_up_and_umpired_from_the_console(tmp_path: Path):
     assert {"type": "round_pause", "by": "Ulla", "reason": "a ball fell off"}.items() <= \
         logged[int(pause[1:]) - 1].items()
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["rules_config"] == BANK_RULES and {"session", "config"} <= set(manifest["inputs"])
+    # the rules the match was played under, with the slot counts of the table it was played on
+    assert manifest["rules_config"] == {**BANK_RULES, "slots_per_position": [7, 5, 3]}
+    assert {"session", "config"} <= set(manifest["inputs"])
     assert manifest["inputs"]["profile"]["given"] == str(tables / "club_table_3.json")
     result = json.loads((out / "result.json").read_text())
     assert "the umpire console by Ulla: the hall closes" in result["stopped"]["message"]
