@@ -1,16 +1,25 @@
-"""Read the settled table place by place, not from the tracks (the chesscog lesson).
+"""Read the settled table: every detected ball in exactly one place (the chesscog lesson, count kept).
 
-Once the table has settled, every slot (Star Cluster Ball) or space
-(Piratenbillard) is read on its own: the pixels where a ball resting in it
-would appear (the place's outline raised to ball-centre height, so the patch
-follows the ball-height shift) are labelled by the colour model, and each
-player's pixel count, divided by what one ball of that colour covers there,
-says how many of that player's balls lie in the place: 0, 1, or for a
-Piratenbillard space 2 or more (two balls of one colour in one space count as
-two). Balls anywhere else (grouped, play area, gutter, off the table) come
-from the detector's blobs mapped to their region (Star Cluster Ball: none behind
-the Play Line). Each sighting carries a confidence: how far its count ratio lies
-from the nearest decision boundary.
+Once the table has settled, each ball the detector finds (touching balls
+split, `vision.detect.colour`) is put in exactly one place: the slot
+(Star Cluster Ball) or space (Piratenbillard) nearest its contact point, a
+global assignment per player that conserves the ball count. A ball can never
+count in two places (a ball resting on a cell border once read as 0.36 of a
+ball in one space and 0.39 in the next, one ball too many). Where the game
+lets balls share a place (Piratenbillard), a place takes any number; where it
+does not (a Star Cluster slot holds one), the assignment is the Hungarian
+algorithm on the distances, so two balls near one slot go to the two nearest
+free ones. The last settled table is a tie-breaker only: a ball lying within
+`tie_mm` of the middle between two places stays in the one it lay in.
+
+The pixels of each place (its outline raised to ball-centre height, labelled by
+the colour model) say what the detections cannot: a space whose pixels hold
+`two_balls` of a player's ball areas around a detected ball holds two (two
+balls of one colour in one space overlap into one blob), and a ball that lay in
+a place at the last settle and still shows a sliver of its colour there is
+still there, only hidden (a ball landing on it in a capture). Balls anywhere
+else (grouped, play area, gutter, off the table) keep the region the detector's
+blob maps to (Star Cluster Ball: none behind the Play Line).
 """
 
 from __future__ import annotations
@@ -20,15 +29,19 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
+from calibration.geometry import Rect
 from rules.events import BallSighting, Location, Place, Snapshot
 from vision.config import CellReadConfig
 from vision.detect.colour import ColourDetector
 from vision.mapping import BoardMapper
+from vision.numeric import median
 from vision.settle import Settle
 from vision.types import BoardBall, Detector
 
-PLACES = (Place.SLOT, Place.CELL)  # read from pixels; everything else comes from the blobs
+PLACES = (Place.SLOT, Place.CELL)  # the named places a ball is assigned to; everything else comes from the blobs
+_NO_PLACE = 1e9  # the assignment's cost of a place out of a ball's reach
 
 
 @dataclass(frozen=True)
@@ -67,51 +80,118 @@ def read_places(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector
     return readings
 
 
-def _count(ratio: float, allow_many: bool, cfg: CellReadConfig) -> tuple[int, float]:
-    """Balls in a place from its count ratio, and how sure that is (0.5 at a boundary, 1 clear of it)."""
-    bounds = [cfg.one_ball] + ([cfg.two_balls] if allow_many else [])
-    n = sum(ratio >= b for b in bounds)
-    nearest = min(abs(ratio - b) for b in bounds)
-    return n, 0.5 + 0.5 * min(1.0, nearest / cfg.margin)
+def assign_places(balls: list[BoardBall], places: tuple[tuple[Location, Rect], ...], stacking: bool,
+                  held: frozenset[Location], config: CellReadConfig) -> list[Location]:
+    """Each of one player's balls to exactly one place, or the region its blob maps to when it lies in none.
+
+    A ball goes to the place it lies in (its mapped location: the nearest space or slot), at the cost of its
+    distance from the place's centre. A place whose centre is at most 2 `tie_mm` further, where the last settled
+    table (`held`) had this player's ball, costs 2 `tie_mm` less: a ball within `tie_mm` of the middle between two
+    places stays in the one it lay in, and nothing more. With `stacking` a place takes any number of balls (each
+    ball its cheapest place); otherwise one, by the Hungarian algorithm (a ball that loses its place to a nearer
+    one keeps its mapped location, so the count is kept and the engine sees the clash).
+    """
+    if not balls:
+        return []
+    tie = 2 * config.tie_mm
+    centres = np.array([((r.x_min + r.x_max) / 2, (r.y_min + r.y_max) / 2) for _, r in places], float)
+    index = {at: j for j, (at, _) in enumerate(places)}
+    cost = np.full((len(balls), len(places)), _NO_PLACE)
+    for i, ball in enumerate(balls):
+        distance = np.hypot(centres[:, 0] - ball.x, centres[:, 1] - ball.y)
+        own = index.get(ball.location)
+        if own is not None:
+            cost[i, own] = distance[own]
+        near = distance[own] + tie if own is not None else -1.0
+        for j, (at, rect) in enumerate(places):
+            # a tie: as near as its own place, or (a ball lying between places) within `tie_mm` of where it lay
+            if at in held and (distance[j] <= near or own is None and rect.contains((ball.x, ball.y), config.tie_mm)):
+                cost[i, j] = distance[j] - tie
+    if stacking:
+        chosen = {i: int(np.argmin(cost[i])) for i in range(len(balls))}
+    else:
+        rows, cols = linear_sum_assignment(cost)
+        chosen = {int(i): int(j) for i, j in zip(rows, cols)}
+    out = []
+    for i, ball in enumerate(balls):
+        pick = chosen.get(i)
+        out.append(places[pick][0] if pick is not None and cost[i, pick] < _NO_PLACE / 2 else ball.location)
+    return out
+
+
+def _confidence(ratio: float, bound: float, cfg: CellReadConfig) -> float:
+    """How sure a count from a pixel ratio is: 0.5 at its boundary, 1 clear of it by `margin`."""
+    return 0.5 + 0.5 * min(1.0, abs(ratio - bound) / cfg.margin)
 
 
 def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
                   config: CellReadConfig = CellReadConfig(), previous: Snapshot | None = None,
-                  tracked: frozenset[tuple[str, Location]] = frozenset()) -> Snapshot:
-    """Every ball on the settled table: slots / spaces from their pixels, the rest from the blobs.
+                  tracked: tuple[tuple[str, Location], ...] = ()) -> Snapshot:
+    """Every ball on the settled table: each detected ball in exactly one place, plus what the pixels add.
 
-    `previous` (the last settled snapshot) is the prior: a ball that lay in a place and still shows a sliver
-    of its colour there is still there, only partly hidden (a ball landing on it in a capture), not gone.
-    `tracked` (colour, place) pairs where a settled track lies are the same kind of prior: a ball seen
-    rolling into a place and stopping there, partly hidden behind a ball in front of it, is there.
+    `previous` (the last settled snapshot) is the prior: the tie-breaker for a ball between two places, and a
+    ball that lay in a place and still shows a sliver of its colour there is still there, only partly hidden (a
+    ball landing on it in a capture), not gone. `tracked` (colour, place), one per settled or lost track lying
+    in a place, is the same kind of prior: a ball seen rolling into a place and stopping there, partly hidden
+    behind a ball in front of it, is there.
     """
-    many = mapper.profile.stacking
+    profile = mapper.profile
+    many = profile.stacking
     before = Counter((b.owner, b.at) for b in previous.balls) if previous is not None else Counter()
     held = set(before) | set(tracked)
-    balls: list[BallSighting] = []
-    for reading in read_places(image, mapper, detector):
-        counts = {player: _count(ratio, many, config) for player, ratio in reading.ratios.items()}
-        for player, ratio in reading.ratios.items():
-            n, confidence = counts[player]
-            if n == 0 and ratio >= config.kept and (player, reading.at) in held:
-                n, confidence = 1, config.kept_confidence
-            # balls that lay here at the last settle and have not left (the pipeline takes a struck or lifted
-            # ball out of `previous`) are still here when another player's ball has landed in the place since:
-            # it hides them (a capture seen from the side: 0-5 % of a ball shows)
-            landed = any(other != player and c[0] > before[(other, reading.at)] for other, c in counts.items())
-            if many and landed and n < before[(player, reading.at)]:
-                n, confidence = before[(player, reading.at)], config.kept_confidence
-            balls += [BallSighting(player, reading.at, round(confidence, 3))] * n
-    profile = mapper.profile
     # Star Cluster Ball: nothing behind the Play Line is read but the gutters (the shooter's lips, skin and sleeve
     # there read as red balls; the tracker does not look there either, docs/pipeline.md)
     line = profile.play_line
     behind = max(line[0][1], line[1][1]) if line is not None else -np.inf
-    for ball in mapper.map(detector.detect(image)):
-        if ball.location.place in PLACES or ball.detection.colour not in detector.model.players \
-                or (ball.y < behind and ball.location.place is not Place.GUTTER) or on_play_line_stripe(mapper, ball):
-            continue
-        balls.append(BallSighting(ball.detection.colour, ball.location, round(ball.detection.score, 3)))
+    seen = [b for b in mapper.map(detector.detect(image))
+            if b.detection.colour in detector.model.players
+            and (b.y >= behind or b.location.place is Place.GUTTER) and not on_play_line_stripe(mapper, b)]
+    balls: list[BallSighting] = []
+    placed: Counter[tuple[str, Location]] = Counter()
+    near: set[tuple[str, Location]] = set()  # a player's detected ball lies within reach of the place
+    reach = max(mapper.tolerance_mm, config.tie_mm) + profile.ball_diameter_mm / 2  # its pixels reach in
+    for player in detector.model.players:
+        mine = [b for b in seen if b.detection.colour == player]
+        where = assign_places(mine, profile.places, many, frozenset(at for p, at in held if p == player), config)
+        for ball, at in zip(mine, where):
+            if at.place in PLACES:
+                placed[(player, at)] += 1
+            balls.append(BallSighting(player, at, round(ball.detection.score, 3)))
+        near |= {(player, at) for at, rect in profile.places for b in mine if rect.contains((b.x, b.y), reach)}
+    readings = read_places(image, mapper, detector)
+    # what one of a player's balls shows on this frame, as the median ratio of the other places holding one
+    # detected ball: a place is judged against the rest
+    ones = {player: [(r.at, r.ratios[player]) for r in readings if placed[(player, r.at)] == 1]
+            for player in detector.model.players}
+
+    def single(player: str, here: Location) -> float:
+        return median([ratio for at, ratio in ones[player] if at != here] or [1.0])
+
+    arrived = Counter(tracked)
+    for reading in readings:
+        at = reading.at
+        counts = {player: placed[(player, at)] for player in reading.ratios}
+        for player, ratio in reading.ratios.items():
+            n = counts[player]
+            extra: list[BallSighting] = []
+            if many and n == 1 and ratio >= config.two_balls and (
+                    ratio >= config.two_balls * single(player, at)
+                    or max(before[(player, at)], arrived[(player, at)]) >= 2):
+                # two balls of one colour in one space overlap into one blob: the pixels say two, beyond what one of
+                # the player's balls shows on this frame (paint of its colour under a ball adds pixels), or at the
+                # bare ratio where the last settled table or the tracks that came to rest there say two as well
+                extra.append(BallSighting(player, at, round(_confidence(ratio, config.two_balls, config), 3)))
+            elif n == 0 and ratio >= config.kept and (player, at) in held and (player, at) not in near:
+                # a sliver of a ball that lay here, no detected ball of its colour near that it could belong to
+                extra.append(BallSighting(player, at, config.kept_confidence))
+            n += len(extra)
+            # balls that lay here at the last settle and have not left (the pipeline takes a struck or lifted
+            # ball out of `previous`) are still here when another player's ball has landed in the place since:
+            # it hides them (a capture seen from the side: 0-5 % of a ball shows)
+            landed = any(other != player and c > before[(other, at)] for other, c in counts.items())
+            if many and landed and n < before[(player, at)]:
+                extra += [BallSighting(player, at, config.kept_confidence)] * (before[(player, at)] - n)
+            balls += extra
     return Snapshot(tuple(balls))
 
 
@@ -137,11 +217,11 @@ def snapshot_from_tracks(settle: Settle) -> Snapshot:
 
 def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
                  previous: Snapshot | None, config: CellReadConfig = CellReadConfig()) -> Snapshot:
-    """The pipeline's table reader: places read from the settled frame's pixels when the detector has a
-    colour model to read them with; otherwise (a detector without one) the settled tracks."""
+    """The pipeline's table reader: places read from the settled frame when the detector has a colour model to
+    read their pixels with; otherwise (a detector without one) the settled tracks."""
     if isinstance(detector, ColourDetector):
         # the lost tracks too: a ball seen landing in a space and lost there behind the ball in front of it
-        tracked = frozenset((tr.colour, tr.location) for tr in settle.tracks + settle.hidden
-                            if tr.location is not None and tr.location.place in PLACES)
+        tracked = tuple((tr.colour, tr.location) for tr in settle.tracks + settle.hidden
+                        if tr.location is not None and tr.location.place in PLACES)
         return read_snapshot(image, mapper, detector, config, previous=previous, tracked=tracked)
     return snapshot_from_tracks(settle)

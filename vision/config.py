@@ -55,9 +55,14 @@ class SettleConfig:
     rest_debounce_ms: float = 400.0  # ... once it has stayed that slow this long; all at rest = settled
     creep_speed_mm_s: float = 4.0  # a ball that moved and still drifts this fast (0 = off) is not at rest ...
     creep_window_ms: float = 2000.0  # ... judged on up to this much of its track since it last moved fast
+    flight_wait_ms: float = 1000.0  # a hopping ball that vanished in flight holds the settle this long at most ...
+    unseen_landing_confidence: float = 0.5  # ... then the table settles this sure (flagged for review)
 
     def __post_init__(self) -> None:
         _check_numbers(self, "settle")
+        if self.unseen_landing_confidence > 1:
+            raise ConfigError(f"pipeline config: 'settle.unseen_landing_confidence' must be in [0, 1], "
+                              f"got {self.unseen_landing_confidence}")
 
     @property
     def rest_debounce_s(self) -> float:
@@ -66,6 +71,10 @@ class SettleConfig:
     @property
     def creep_window_s(self) -> float:
         return self.creep_window_ms / 1000.0
+
+    @property
+    def flight_wait_s(self) -> float:
+        return self.flight_wait_ms / 1000.0
 
 
 @dataclass(frozen=True)
@@ -131,18 +140,21 @@ class ColourDetectorConfig:
 
     analysis_radius_px: float = 5.0  # shrink the frame until the smallest ball has about this radius
     min_area: float = 0.25  # a blob smaller than this many expected ball areas is noise
-    max_balls_per_blob: int = 4  # a larger blob is a hand, a painted area or a sleeve, not balls
+    max_streak_radii: float = 9.0  # a blob too small to split, longer than this many radii, is a line, not a ball
     unknown_score: float = 0.25  # score cap of a ball whose colour matches no player
     refine: bool = True  # re-centre each ball on full-resolution pixels
     one_ball_radius: float = 1.4  # a blob inside a circle this many ball radii wide is one ball, however full
     split_area: float = 1.6  # ... a larger one, over this many expected ball areas, is split into touching balls
-    peak_radius_fraction: float = 0.35  # ... at distance-transform peaks this many radii deep in the blob
+    split_share: float = 0.5  # ... one ball per disc of the ball's radius covering this share of a ball's pixels
+    min_width_radii: float = 1.0  # ... whose pixels span this many radii across (a painted line does not)
+    max_depth_radii: float = 1.5  # a blob to split deeper than this many radii is a hand, sleeve or paint, not balls
     full_score_share: float = 0.6  # a ball showing this share of its expected area (or more) scores in full
 
     def __post_init__(self) -> None:
-        if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or self.max_balls_per_blob < 1:
+        if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or not 0 < self.split_share <= 1 \
+                or self.max_depth_radii <= 0:
             raise ConfigError("pipeline config: 'detector' needs analysis_radius_px >= 2, 0 < min_area < 1, "
-                              "max_balls_per_blob >= 1")
+                              "0 < split_share <= 1, max_depth_radii > 0")
         _check_numbers(self, "detector")
 
 
@@ -170,18 +182,18 @@ class ColourModelConfig:
 
 @dataclass(frozen=True)
 class CellReadConfig:
-    """Reading a settled table place by place from its pixels (vision/cells.py)."""
+    """Reading a settled table: detected balls to places, and what the places' pixels add (vision/cells.py)."""
 
-    one_ball: float = 0.35  # count ratio (pixels / one ball's pixels) from which a place holds a ball
-    two_balls: float = 1.3  # ... and from which a Piratenbillard space holds two
+    tie_mm: float = 3.0  # a ball this close to the middle between two places stays in the one it lay in before
+    two_balls: float = 1.3  # count ratio (pixels / one ball's pixels) from which a Piratenbillard space holds two
     margin: float = 0.25  # ratio distance from a boundary that earns full confidence
     kept: float = 0.12  # a place that held a player's ball at the last settle keeps it down to this ratio
     kept_confidence: float = 0.7  # ... (partly hidden behind a ball that landed on it), this sure
 
     def __post_init__(self) -> None:
         _check_numbers(self, "cells")
-        if not 0 < self.one_ball < self.two_balls or self.margin <= 0 or not 0 <= self.kept_confidence <= 1:
-            raise ConfigError("pipeline config: 'cells' needs 0 < one_ball < two_balls, margin > 0 and "
+        if not 0 < self.kept < self.two_balls or self.margin <= 0 or not 0 <= self.kept_confidence <= 1:
+            raise ConfigError("pipeline config: 'cells' needs 0 < kept < two_balls, margin > 0 and "
                               "0 <= kept_confidence <= 1")
 
 

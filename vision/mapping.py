@@ -14,11 +14,13 @@ drawer and the settled-table reader (`vision.cells`) use them.
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from calibration.ball_height import CameraPose, camera_pose, contact_point
 from calibration.calibrate import Calibration
 from calibration.distortion import Intrinsics
+from calibration.geometry import Rect
 from calibration.profile import TableProfile
 from rules.errors import InputError
 from rules.events import Location
@@ -111,6 +113,24 @@ class BoardMapper:
         u, v = b - a, e - c
         scale = np.sqrt(np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0])) / (2 * d)  # area of the mapped square
         return scale * self.radius_mm
+
+    def air_polygon_px(self, rect: Rect, hop_mm: float) -> np.ndarray:
+        """Where a ball over board rectangle `rect` can appear in the image, resting or flying up to `hop_mm` above
+        its resting height: the convex hull (N, 2) of the rectangle raised to ball-centre height and to `hop_mm`
+        above that. A camera whose pose the homography does not reveal (straight overhead) shows no parallax: the
+        raised rectangle alone."""
+        corners = np.array(rect.corners, float)
+        low = self.ball_centre_px(corners)
+        if hop_mm <= 0 or self.pose is None:
+            return low
+        cx, cy, cz = self.pose.centre_mm
+        height = self.radius_mm + hop_mm
+        if height >= cz:
+            raise InputError(f"a hop of {hop_mm:g} mm reaches the camera ({cz:.0f} mm above the table); lower the "
+                             "game's hop height or raise the camera")
+        centre = np.array([cx, cy])
+        high = self.calibration.board_to_image(centre + (corners - centre) * cz / (cz - height))
+        return cv2.convexHull(np.vstack([low, high]).astype(np.float32)).reshape(-1, 2).astype(np.float64)
 
     def contact_polygon_px(self, corners_mm: np.ndarray) -> np.ndarray:
         """A board polygon of contact points -> the image polygon its balls' centres can cover."""

@@ -114,7 +114,7 @@ class VisionPipeline:
         self.record_tracks = record_tracks
         self.detector: Detector | None = None
         self.tracker = Tracker(config.tracking, config.settle)
-        self.settle = SettleWatch(config.settle)
+        self.settle = SettleWatch(config.settle, profile.table, game.max_hop_mm > 0, profile.ball_diameter_mm)
         self.shots = ShotSegmenter(game.shot_watch(profile, config.shots, config.settle), config.shots)
         self.times = StageTimes()
         self.players: tuple[str, ...] = ()
@@ -185,8 +185,14 @@ class VisionPipeline:
         segmented = self.shots.update(frame.t, update, settle, hand)
         events = segmented.events
         if settle is not None:
+            confidence = settle.confidence
+            for ball in settle.unseen_landing:  # waited for in vain: the reading may lack it, or have it wrong
+                confidence = min(confidence, self.config.settle.unseen_landing_confidence)
+                out.append(PipelineWarning(frame.t, f"a {ball.colour} ball last seen in flight at ({ball.x:.0f}, "
+                                                    f"{ball.y:.0f}) mm was not seen land; the table settled "
+                                                    "without it", review=True))
             events.append(TableSettled(t=frame.t, snapshot=self._read_settled(settle, frame.image),
-                                       confidence=round(settle.confidence, 3)))
+                                       confidence=round(confidence, 3)))
         start = self.times.add("track", start)
         if self.pose is not None:  # the Play Line call goes in among this frame's observations, before a settle
             if self.pose.holding:  # live: a settle waits for pose; this frame's events (a table movement) follow it
@@ -285,10 +291,13 @@ class VisionPipeline:
         t = self.profile.table
         looked_at = search_area(self.profile)
         corners = _rect_px(calibration, looked_at)
+        if self.game.max_hop_mm > 0:  # and the air above it, up to the highest hop
+            above = self._mapper.air_polygon_px(looked_at, self.game.max_hop_mm)
+            corners = cv2.convexHull(np.vstack([corners, above]).astype(np.float32)).reshape(-1, 2).astype(float)
         height, width = image.shape[:2]
         self._mask = np.zeros((height, width), np.uint8)
-        for rect in (looked_at, *gutters_behind(self.profile, looked_at)):
-            cv2.fillPoly(self._mask, [np.round(_rect_px(calibration, rect)).astype(np.int32)], 255)
+        for polygon in (corners, *(_rect_px(calibration, rect) for rect in gutters_behind(self.profile, looked_at))):
+            cv2.fillPoly(self._mask, [np.round(polygon).astype(np.int32)], 255)
         watched = _rect_px(calibration, self.profile.playing_field)
         centre = np.array([[(t.x_min + t.x_max) / 2, (t.y_min + t.y_max) / 2]])
         edge = centre + [[self.profile.ball_diameter_mm / 2, 0]]

@@ -3,12 +3,13 @@
 A ball is at rest once its filtered board-plane speed has stayed under
 `rest_speed_mm_s` for `rest_debounce_ms` (the tracker keeps that clock). The
 table settles when every visible confirmed ball is at rest, no ball was lost
-while still moving (it may be rolling behind something), and no hand is over
-the table. One settle is emitted per quiet period, on the first frame at which
-the debounce has passed: never later, so the score is called the moment the
-balls stop. A new period begins when any ball moves faster than
-`motion_speed_mm_s` (well above the rest speed, so measurement jitter does not
-start one).
+while still moving (it may be rolling behind something), no ball that vanished
+in flight is unaccounted for (where balls hop; waited for `flight_wait_ms` at
+most, then the settle goes ahead flagged), and no hand is over the table. One
+settle is emitted per quiet period, on the first frame at which the debounce
+has passed: never later, so the score is called the moment the balls stop. A
+new period begins when any ball moves faster than `motion_speed_mm_s` (well
+above the rest speed, so measurement jitter does not start one).
 
 Hands (the Autodarts lesson: never call while a hand is over the board) are
 found without a model: the frame, shrunk to `analysis_width`, is compared with
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from calibration.geometry import Rect
 from vision.config import HandConfig, SettleConfig
 from vision.types import Track, TrackState
 
@@ -40,6 +42,7 @@ class Settle:
     tracks: tuple[Track, ...]  # the visible balls at that moment
     confidence: float  # the least sure detection among them
     hidden: tuple[Track, ...] = ()  # lost tracks (not seen lately, e.g. behind a ball that landed in front)
+    unseen_landing: tuple[Track, ...] = ()  # balls last seen in flight and never seen land: waited for, in vain
 
 
 class HandWatch:
@@ -140,12 +143,25 @@ def _areas(comp: np.ndarray, binary: np.ndarray, count: int) -> np.ndarray:
 
 
 class SettleWatch:
-    """Turns per-frame tracks (and the hand flag) into one settle per quiet period."""
+    """Turns per-frame tracks (and the hand flag) into one settle per quiet period.
 
-    def __init__(self, config: SettleConfig) -> None:
+    Where balls fly (`flying`: Piratenbillard's hops), a ball whose track vanished while it moved is in the air
+    somewhere, unaccounted for, until its track is seen again, a new track of its colour turns up, it vanished
+    beside a ball that hides it (within two ball diameters), or it was last seen beyond the `table`'s edge heading
+    away (off the board). Nothing settles while one is unaccounted for, for up to `flight_wait_ms`; then the
+    settle goes ahead with it in `unseen_landing`, for a person to review.
+    """
+
+    def __init__(self, config: SettleConfig, table: Rect | None = None, flying: bool = False,
+                 ball_mm: float = 0.0) -> None:
         self.config = config
+        self.table = table
+        self.flying = flying
+        self.ball_mm = ball_mm
         self._armed = True  # the table has not been reported settled since the last motion
         self._start: float | None = None
+        self._moving: dict[int, Track] = {}  # confirmed tracks moving on the last frame
+        self._vanished: dict[int, tuple[float, Track]] = {}  # id -> (when it vanished, its last moving state)
 
     def update(self, t: float, tracks: tuple[Track, ...], hand: bool, table_moving: bool = False) -> Settle | None:
         """`table_moving`: the table's markers have left where they lay and the movement is not yet called
@@ -154,18 +170,52 @@ class SettleWatch:
         if self._start is None:
             self._start = t
         visible = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
+        in_air = self._in_air(t, tracks) if self.flying else False
         lost_moving = any(tr.state is TrackState.LOST and not tr.at_rest
                           and math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s for tr in tracks)
         if any(tr.state is not TrackState.TENTATIVE and math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s
                for tr in tracks) or lost_moving:
             self._armed = True  # real motion (well above the rest speed, so jitter does not count)
-        if any(not tr.at_rest for tr in visible) or lost_moving:
+        if any(not tr.at_rest for tr in visible) or lost_moving or in_air:
             return None
         if hand or table_moving or not self._armed or t - self._start < self.config.rest_debounce_s:
             return None  # a hand is over the table, it is being moved, nothing moved, or balls are being found
         self._armed = False
         confidence = min((tr.confidence for tr in visible), default=1.0)
-        return Settle(t, tuple(visible), confidence, tuple(tr for tr in tracks if tr.state is TrackState.LOST))
+        unseen = tuple(last for _, last in self._vanished.values())
+        self._vanished.clear()
+        return Settle(t, tuple(visible), confidence, tuple(tr for tr in tracks if tr.state is TrackState.LOST),
+                      unseen)
+
+    def _in_air(self, t: float, tracks: tuple[Track, ...]) -> bool:
+        """Is a ball that vanished in flight still unaccounted for, and not yet waited for `flight_wait_ms`?"""
+        now = {tr.id: tr for tr in tracks}
+        for track_id, last in self._moving.items():
+            seen = now.get(track_id)
+            if (seen is None or seen.state is TrackState.LOST) and track_id not in self._vanished:
+                self._vanished[track_id] = (t, last)
+        for track_id, (_, last) in list(self._vanished.items()):
+            seen = now.get(track_id)
+            if seen is not None and seen.state is TrackState.CONFIRMED or self._found(last, tracks) \
+                    or self._left_table(last):
+                del self._vanished[track_id]
+        self._moving = {tr.id: tr for tr in tracks if tr.state is TrackState.CONFIRMED and not tr.at_rest
+                        and math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s}
+        return any(t - since < self.config.flight_wait_s for since, _ in self._vanished.values())
+
+    def _found(self, last: Track, tracks: tuple[Track, ...]) -> bool:
+        """Seen again as a new track of its colour, or vanished beside a resting ball that hides it."""
+        return any(tr.state is TrackState.CONFIRMED and (
+            (tr.colour == last.colour and tr.born_t is not None and tr.born_t >= last.last_seen_t)
+            or (tr.at_rest and math.hypot(tr.x - last.x, tr.y - last.y) <= 2 * self.ball_mm)) for tr in tracks)
+
+    def _left_table(self, last: Track) -> bool:
+        """Last seen beyond the table's edge, heading away from it: off the board."""
+        t = self.table
+        if t is None or t.contains((last.x, last.y)):
+            return False
+        cx, cy = (t.x_min + t.x_max) / 2, (t.y_min + t.y_max) / 2
+        return (last.x - cx) * last.vx + (last.y - cy) * last.vy > 0
 
     @property
     def quiet(self) -> bool:

@@ -15,7 +15,8 @@ from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.starcluster import simulate_starcluster
 from simulation.trajectory import BallPose, SimFrame
-from vision.cells import read_snapshot
+from vision.cells import read_places, read_snapshot
+from vision.config import CellReadConfig
 from vision.detect import make_detector
 from vision.games import game_vision
 from vision.mapping import BoardMapper
@@ -90,3 +91,53 @@ def test_a_ball_hidden_by_one_that_landed_on_it_stays_counted_but_a_gone_one_doe
     snapshot = read_snapshot(image, mapper, detector, previous=Snapshot((BallSighting("blue", here),
                                                                          BallSighting("red", here)) + rest))
     assert [(b.owner, b.at) for b in snapshot.balls if b.at == here] == [("blue", here)]
+
+
+def test_a_ball_resting_on_a_cell_border_is_counted_once():
+    """A ball resting across the border of two spaces shows about half a ball in each; it is one ball, in the
+    space its contact point is nearest (the board's own rule), and the last settled table breaks a tie only."""
+    from rules.events import BallSighting, Snapshot
+    profile, match, renderer, mapper, detector = _setup("piratenbillard")
+    r = profile.ball_diameter_mm / 2
+    (ax, ay), (bx, by) = profile.space_center(5, 3), profile.space_center(5, 4)
+    middle = (ax + bx) / 2
+    others = (BallPose(2, "blue", *profile.space_center(2, 6), r), BallPose(3, "red", *profile.space_center(8, 1), r))
+    for offset in (-6.0, -1.0, 1.0, 6.0):
+        image, _ = renderer.render(SimFrame(0, 0.0, (BallPose(0, "red", middle + offset, ay, r),) + others))
+        shares = [p.ratios["red"] for p in read_places(image, mapper, detector) if p.at.row == 5 and p.at.col in (3, 4)]
+        snapshot = read_snapshot(image, mapper, detector)
+        assert snapshot.count("red") == 2 and snapshot.count("blue") == 1, (offset, snapshot)
+        nearest = Location.cell_at(5, 3) if offset < 0 else Location.cell_at(5, 4)
+        assert [b.at for b in snapshot.balls if b.owner == "red" and b.at.row == 5] == [nearest]
+        assert max(shares) < 0.8 and (abs(offset) > 2 or min(shares) > 0.25)  # pixels alone: a part in each
+        for lay in (Location.cell_at(5, 3), Location.cell_at(5, 4)):  # where it lay before breaks a tie, no more
+            before = Snapshot((BallSighting("red", lay), BallSighting("blue", Location.cell_at(2, 6)),
+                               BallSighting("red", Location.cell_at(8, 1))))
+            again = read_snapshot(image, mapper, detector, previous=before)
+            want = lay if abs(offset) < CellReadConfig().tie_mm else nearest
+            assert sorted((b.owner, b.at) for b in again.balls if b.owner == "red") == \
+                sorted([("red", want), ("red", Location.cell_at(8, 1))]), (offset, lay)
+
+
+def test_a_stacked_pair_and_a_ball_landing_on_it_are_counted_ball_for_ball():
+    """Red's two balls in one space (one blob) are two; blue's ball landing in front of them there (PB-5.2) hides
+    most of them: with the table read before the landing as the prior, two red and one blue, ball for ball."""
+    from rules.events import BallSighting, Snapshot
+    profile, match, renderer, mapper, detector = _setup("piratenbillard")
+    r = profile.ball_diameter_mm / 2
+    x, y = profile.space_center(6, 3)
+    here = Location.cell_at(6, 3)
+    others = (BallPose(3, "red", *profile.space_center(9, 1), r), BallPose(4, "blue", *profile.space_center(0, 6), r),
+              BallPose(5, "red", *profile.space_center(4, 7), r))
+    pair = (BallPose(0, "red", x, y, r), BallPose(1, "red", x + 8, y, r))
+    image, _ = renderer.render(SimFrame(0, 0.0, pair + others))
+    stacked = read_snapshot(image, mapper, detector)
+    assert sorted((b.owner, b.at) for b in stacked.balls if b.at == here) == [("red", here), ("red", here)]
+    assert stacked.count("red") == 4 and stacked.count("blue") == 1
+    image, _ = renderer.render(SimFrame(0, 0.0, pair + (BallPose(2, "blue", x - 8, y, r),) + others))
+    landed = read_snapshot(image, mapper, detector, previous=stacked)
+    assert sorted((b.owner, b.at) for b in landed.balls if b.at == here) == \
+        [("blue", here), ("red", here), ("red", here)]
+    assert landed.count("red") == 4 and landed.count("blue") == 2
+    assert sorted((b.owner, b.at) for b in landed.balls if b.at != here) == \
+        sorted((b.owner, b.at) for b in stacked.balls if b.at != here)

@@ -74,7 +74,7 @@ def test_a_game_config_splits_into_the_rules_and_the_pipeline():
     ({"play_line": {"parts": "head"}}, "'pipeline.play_line.parts' must be a list"),
     ({"review": {"review_confidence": 2}}, "'review.review_confidence' must be in"),
     ({"monitor": {"check_interval_s": -1}}, "'monitor.check_interval_s' must be a number >= 0"),
-    ({"cells": {"one_ball": 2.0}}, "0 < one_ball < two_balls"),
+    ({"cells": {"kept": 2.0}}, "0 < kept < two_balls"),
     ({"detector": {"min_area": 0}}, "0 < min_area < 1"),
     ({"colour_model": {"min_lightness": 250}}, "min_lightness < max_lightness"),
 ])

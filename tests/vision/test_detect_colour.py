@@ -16,7 +16,7 @@ from simulation.piratenbillard import simulate_piratenbillard
 from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.starcluster import simulate_starcluster
-from simulation.trajectory import BallPose, HandPose
+from simulation.trajectory import BallPose, HandPose, SimFrame
 from vision.detect import DETECTORS, make_detector
 from vision.games import game_vision
 from vision.detect.colour import SAME_CENTRE_PX, ColourDetector, _components
@@ -231,7 +231,7 @@ def test_a_blob_whose_pixels_did_not_change_keeps_its_measurement(pirate):
     image2, _ = renderer.render(moved)
     again = detector.detect(image2)
     h, w = image.shape[:2]
-    fresh = ColourDetector(detector.model, detector.mapper, (w, h), detector.config)  # the same, but no memory
+    fresh = ColourDetector(detector.model, detector.mapper, (w, h), detector.config, detector.hop_mm)  # no memory
     afresh = fresh.detect(image2)
     near = np.array(detector.mapper.ball_centre_px(np.array([[ball.x + 2 * profile.pitch_mm, ball.y]])))[0]
     moved_now = [d for d in again if np.hypot(d.u - near[0], d.v - near[1]) < 2 * d.radius_px]
@@ -266,7 +266,7 @@ def test_camera_shake_taken_out_by_the_steadying_transform_keeps_still_blobs(pir
     shifted = np.roll(image, step, axis=1)
     back = np.array([[1.0, 0.0, -step], [0.0, 1.0, 0.0]])  # this frame's pixels -> the first frame's
     h, w = image.shape[:2]
-    afresh = ColourDetector(detector.model, detector.mapper, (w, h), detector.config).detect(shifted)
+    afresh = ColourDetector(detector.model, detector.mapper, (w, h), detector.config, detector.hop_mm).detect(shifted)
 
     for transform in (None, back):
         detector.forget()
@@ -286,3 +286,35 @@ def test_camera_shake_taken_out_by_the_steadying_transform_keeps_still_blobs(pir
         for d in moved:  # measured as a fresh detector measures it, or a first-frame ball moved on by the shake
             assert d in afresh or any(f.colour == d.colour and np.hypot(f.u + step - d.u, f.v - d.v)
                                       <= SAME_CENTRE_PX / detector.scale + 1e-9 for f in first)
+
+
+@pytest.mark.parametrize("along", ["x", "y"])
+def test_a_row_of_eight_touching_balls_is_eight_balls_where_they_lie(pirate, along):
+    """Eight balls touching across the view, and eight 7 mm apart running away from the camera (in the image
+    each overlaps the next, as a full starting row on a side seat does), are one blob of more than four balls'
+    area; every ball is one detection, where it lies."""
+    profile, match, renderer, mapper, detector = pirate
+    r = profile.ball_diameter_mm / 2
+    x0, y0 = profile.space_center(7, 1) if along == "x" else profile.space_center(8, 4)
+    step = (2 * r, 0.0) if along == "x" else (0.0, 32.0)
+    row = tuple(BallPose(50 + i, "blue", x0 + i * step[0], y0 + i * step[1], r) for i in range(8))
+    others = tuple(b for b in match.frames[0].balls if b.owner == "red")
+    image, truth = renderer.render(SimFrame(0, 0.0, row + others))
+    detector.forget()
+    blues = [d for d in detector.detect(image) if d.colour == "blue"]
+    # on the detector's own (shrunk) labels the row is one blob of more than four balls' area: the size that
+    # used to be refused as a hand or a sleeve
+    bx0, by0, bx1, by1 = detector.box
+    blue = detector._classify(detector._shrink(image[by0:by1, bx0:bx1])) == 1 + detector.model.players.index("blue")
+    _, comp, stats, centroids = _components(blue.astype(np.uint8))
+    k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    cx, cy = centroids[k]
+    radius = detector.radius[int(cy), int(cx)]
+    fill = detector.model.fill[detector.model.players.index("blue")]
+    assert stats[k, cv2.CC_STAT_AREA] / (fill * np.pi * radius ** 2) > 4.5
+    tp, wrong, errors, false = _match(replace(truth, balls=tuple(b for b in truth.balls if b.id >= 50)), blues)
+    assert tp == 8 and wrong == 0 and not false, (tp, [(round(d.u), round(d.v)) for d in false])
+    # where they lie: each within half a radius of its ball on the board
+    seen = mapper.to_board(np.array([[d.u, d.v] for d in blues]))
+    for ball in row:
+        assert np.sort(np.hypot(seen[:, 0] - ball.x, seen[:, 1] - ball.y))[0] < r / 2

@@ -470,3 +470,67 @@ def test_the_umpire_overturns_undoes_and_pauses_live_and_the_state_is_what_repla
     assert umpire == [("umpire_foul", foul.event_id, None), ("overturn", overturn.event_id, foul.event_id),
                       ("overturn", undo.event_id, overturn.event_id), ("round_pause", paused.event_id, None),
                       ("round_resume", resumed.event_id, None)]
+
+
+def test_a_high_hop_at_the_far_edge_is_followed_through_the_air_and_nothing_settles_before_it_lands():
+    """Blue strikes along the far edge of the board, the ball rising 110 mm: at the top of the hop it is seen
+    beyond the table outline drawn at the board's height (the old detection area), so the air above the board
+    up to the game's highest hop is looked at too; the ball is found in every frame of its flight, and the table
+    settles only after it has landed."""
+    import cv2
+
+    from calibration.calibrate import calibrate_markers
+    from calibration.profile import load_profile
+    from rules.events import GameStart, PlayerSpec, TableSettled
+    from simulation.camera import make_camera
+    from simulation.piratenbillard import simulate_piratenbillard
+    from simulation.render import Renderer
+    from simulation.trajectory import BallPose, SimFrame
+    from vision.config import PipelineConfig
+    from vision.detect import make_detector
+    from vision.detect.colour import TABLE_MARGIN_MM
+    from vision.games import game_vision
+    from vision.mapping import BoardMapper
+    from vision.pipeline import VisionPipeline
+    from vision.video_io import Frame
+
+    profile = load_profile("piratenbillard")
+    game = game_vision("piratenbillard")
+    start = simulate_piratenbillard(profile, 3, "stacked_pair").frames[0]
+    renderer = Renderer(profile, make_camera(profile, "behind_play_line", 1280, 720), Realism.moderate(), 30.0, 3)
+    r = profile.ball_diameter_mm / 2
+    (x0, y0), (x1, y1) = profile.space_center(0, 2), profile.space_center(1, 6)
+    hopper = next(b for b in start.balls if b.owner == "blue" and abs(b.x - x0) < 1 and abs(b.y - y0) < 1)
+    still = [b for b in start.balls if b is not hopper]
+    fps, flight = 30.0, 12
+    poses = [BallPose(hopper.id, "blue", x0, y0, r)] * 30
+    for k in range(1, flight + 1):
+        s = k / flight
+        poses.append(BallPose(hopper.id, "blue", x0 + (x1 - x0) * s, y0 + (y1 - y0) * s,
+                              r + 4 * 110.0 * s * (1 - s), moving=k < flight, vx=(x1 - x0) * fps / flight,
+                              vy=(y1 - y0) * fps / flight))
+    poses += [BallPose(hopper.id, "blue", x1, y1, r)] * 45
+    frames = [SimFrame(i, i / fps, tuple(still) + (pose,)) for i, pose in enumerate(poses)]
+    first, _ = renderer.render(frames[0])
+    calibration = calibrate_markers(first, profile)
+    pipeline = VisionPipeline(game, profile, PipelineConfig(),
+                              lambda image, mapper, players, samples: make_detector("color", image, mapper, players,
+                                                                                    samples),
+                              calibration=calibration, record_tracks=True)
+    pipeline.note(GameStart(t=0.0, players=(PlayerSpec("red", seat=0), PlayerSpec("blue", seat=2))))
+    old_area = BoardMapper(calibration, profile).table_polygon_px(TABLE_MARGIN_MM).astype(np.float32)
+    settles, outside = [], 0
+    for sim in frames:
+        image, truth = renderer.render(sim)
+        seen = pipeline.observe(Frame(sim.index, sim.t, image), "blue")
+        settles += [o.t for o in seen.observations if isinstance(o, TableSettled)]
+        ball = next(b for b in truth.balls if b.id == hopper.id)
+        if 30 <= sim.index < 30 + flight:  # in the air
+            outside += cv2.pointPolygonTest(old_area, (float(ball.u), float(ball.v)), False) < 0
+            assert seen.tracked is not None and any(
+                colour == "blue" and np.hypot(u - ball.u, v - ball.v) < ball.r_px
+                for colour, u, v, *_ in seen.tracked.detections), sim.index
+    assert outside >= 3  # the top of the hop lies beyond the old detection area
+    takeoff, landing = 30 / fps, (30 + flight) / fps
+    assert settles and not [t for t in settles if takeoff <= t < landing], settles
+    assert [t for t in settles if t >= landing], settles  # it settles once the ball is down

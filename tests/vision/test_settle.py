@@ -11,6 +11,7 @@ from simulation.render import Renderer
 from vision.config import HandConfig, SettleConfig
 from vision.settle import HandWatch, SettleWatch
 from vision.types import Track, TrackState
+from calibration.geometry import Rect
 
 
 def track(vx=0.0, at_rest=True, state=TrackState.CONFIRMED, conf=0.9):
@@ -109,3 +110,46 @@ def test_hand_watch_shrinks_only_the_watched_part_and_sees_the_same(hand_frames,
         points = [(b.u, b.v) for b in truth.balls] + ([truth.hand_px] if truth.hand_px is not None else [])
         assert [watch.covers(u, v) for u, v in points] == [whole.covers(u, v) for u, v in points]
     assert hands
+
+
+def flying(track_id=2, x=300.0, y=400.0, vx=0.0, vy=-900.0, state=TrackState.CONFIRMED, seen=0.0, born=0.0):
+    return Track(track_id, "blue", x, y, vx, vy, state, False, seen, 5, born_t=born)
+
+
+def watch_hops(wait_ms=1000.0):
+    return SettleWatch(SettleConfig(rest_debounce_ms=400, flight_wait_ms=wait_ms), Rect(0, 0, 565, 565), True, 25.0)
+
+
+def test_a_ball_that_vanished_in_flight_holds_the_settle_for_a_while_then_it_is_flagged():
+    watch = watch_hops()
+    assert watch.update(0.0, (track(), flying()), False) is None
+    # the hop leaves view: its track is lost (its velocity since zeroed by the tracker) or gone altogether
+    assert watch.update(0.5, (track(), flying(vy=0.0, state=TrackState.LOST)), False) is None
+    assert watch.update(1.0, (track(),), False) is None
+    assert watch.update(1.45, (track(),), False) is None
+    settle = watch.update(1.55, (track(),), False)  # waited `flight_wait_ms` in vain: it goes ahead, for review
+    assert settle is not None and [tr.id for tr in settle.unseen_landing] == [2]
+    assert watch.update(1.6, (track(),), False) is None  # once
+    # where balls do not fly (Star Cluster Ball rolls) the settle does not wait for it
+    rolling = SettleWatch(SettleConfig(rest_debounce_ms=400))
+    rolling.update(0.0, (track(), flying()), False)
+    assert rolling.update(0.5, (track(), flying(vy=0.0, state=TrackState.LOST)), False).unseen_landing == ()
+
+
+def test_a_ball_seen_again_found_anew_hidden_or_off_the_board_is_accounted_for():
+    new_track = flying(track_id=7, x=300, y=200, vy=0.0, born=0.6, seen=0.9)
+    resting = Track(7, "red", 305, 190, 0, 0, TrackState.CONFIRMED, True, 0.9, 5, born_t=0.0)
+    for now, last in (((track(), replace_at_rest(flying(seen=0.9))), flying(seen=0.0)),  # seen again, at rest
+                      ((track(), replace_at_rest(new_track)), flying(seen=0.0)),  # a new track of its colour
+                      ((track(), resting), flying(x=310, y=200, seen=0.0)),  # it vanished behind a resting ball
+                      ((track(),), flying(x=600, y=300, vx=900, vy=0, seen=0.0))):  # off the east edge
+        watch = watch_hops()
+        watch.update(0.0, (track(), last), False)
+        watch.update(0.3, (track(),), False)  # gone from view
+        settle = watch.update(1.0, now, False)  # well before `flight_wait_ms` has passed
+        assert settle is not None and settle.unseen_landing == (), (now, last)
+
+
+def replace_at_rest(tr):
+    return Track(tr.id, tr.colour, tr.x, tr.y, 0.0, 0.0, TrackState.CONFIRMED, True, tr.last_seen_t, tr.hits,
+                 born_t=tr.born_t)

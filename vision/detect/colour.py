@@ -7,10 +7,12 @@ every pixel through a 24-bit BGR lookup table made from the colour model's
 (`bgr_label_table`: the same labels, one lookup a pixel), keep the table mask,
 then per colour take connected components within the box of its pixels. The expected ball
 radius at each pixel comes from the calibration (the apparent size of a ball
-resting there), so a blob is accepted only if its area fits one ball or a few
-touching ones; touching balls of one colour are split at the peaks of the
-distance transform. Each ball's centre is then refined on the full-resolution
-pixels around it.
+resting there), so a blob is accepted if its area is at least `min_area` of a
+ball's and, when it is big enough to hold several touching balls, no part of it
+is deeper than a ball (a hand, a sleeve, a painted area is); touching balls of
+one colour are split, for any count, by placing discs of the expected radius
+where they cover most of the blob (`_split`). Each single ball's centre is then
+refined on the full-resolution pixels around it.
 
 Most balls lie still most of the time, and measuring a blob (its colour
 posterior, a split, the full-resolution refinement) is most of the cost. So a
@@ -32,10 +34,11 @@ from typing import Mapping, Sequence
 import cv2
 import numpy as np
 
-from calibration.geometry import Point
+from calibration.geometry import Point, Rect
 from rules.errors import InputError
 from vision.config import ColourDetectorConfig, PipelineConfig
 from vision.detect.colour_model import UNKNOWN, ColourModel, bgr_label_table, learn_model
+from vision.games import game_vision
 from vision.mapping import BoardMapper
 from vision.types import Detection
 
@@ -67,12 +70,15 @@ class ColourDetector:
     name = "color"
 
     def __init__(self, model: ColourModel, mapper: BoardMapper, image_size: tuple[int, int] | None = None,
-                 config: ColourDetectorConfig = ColourDetectorConfig()) -> None:
+                 config: ColourDetectorConfig = ColourDetectorConfig(), hop_mm: float = 0.0) -> None:
+        """`hop_mm`: how high above its resting height a ball may fly (the game's `max_hop_mm`): the air above
+        the table up to there is looked at too."""
         self.model = model
         self.mapper = mapper
         self.config = config
+        self.hop_mm = hop_mm
         width, height = image_size or mapper.calibration.image_size
-        poly = mapper.table_polygon_px(TABLE_MARGIN_MM)
+        poly = mapper.air_polygon_px(_grown(mapper.profile.table, TABLE_MARGIN_MM), hop_mm)
         x0, y0 = np.floor(poly.min(axis=0)).astype(int)
         x1, y1 = np.ceil(poly.max(axis=0)).astype(int) + 1
         self.box = (max(x0, 0), max(y0, 0), min(x1, width), min(y1, height))
@@ -125,7 +131,7 @@ class ColourDetector:
         poly = mapper.table_polygon_px(0.0)
         cv2.fillConvexPoly(table, np.round(poly * 16).astype(np.int32), 255, cv2.LINE_8, 4)
         model = learn_model(image, players, known, table, config.colour_model)
-        return cls(model, mapper, (w, h), config.detector)
+        return cls(model, mapper, (w, h), config.detector, game_vision(mapper.profile.game).max_hop_mm)
 
     def _radius_map(self, w: int, h: int, step: int = 16) -> np.ndarray:
         """Expected ball radius (px) at every pixel of the box, interpolated from a coarse grid."""
@@ -165,7 +171,7 @@ class ColourDetector:
                 out += self._blobs(binary[y:y + h, x:x + w], label, small, (x, y), image, (sx0, sy0), measured,
                                    steady)
         self._measured = measured
-        return out
+        return _apart(out)
 
     def forget(self) -> None:
         """Measure every blob afresh on the next frame."""
@@ -226,9 +232,10 @@ class ColourDetector:
         r_all = self.radius[np.minimum(cys.astype(int), self.size[1] - 1),
                             np.minimum(cxs.astype(int), self.size[0] - 1)].astype(np.float64)
         n_all = stats[1:, cv2.CC_STAT_AREA] / (fill * np.pi * r_all * r_all)
-        ok = (n_all >= cfg.min_area) & (n_all <= cfg.max_balls_per_blob + 0.5) \
-            & (np.maximum(stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT])
-               <= (2 * cfg.max_balls_per_blob + 1) * r_all)
+        # a blob too small to split is one ball, maybe blurred into a streak by its speed, unless it is longer than
+        # that (a painted edge); bigger blobs are split into balls, or found not to be balls, one by one below
+        ok = (n_all >= cfg.min_area) & ((n_all > cfg.split_area) | (
+            np.maximum(stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT]) <= cfg.max_streak_radii * r_all))
         found: list[Detection] = []
         kept = np.flatnonzero(ok) + 1
         steadied = self._steadied(centroids[kept] + (sx0, sy0), steady)
@@ -254,7 +261,15 @@ class ColourDetector:
             # a ball whose whole disc reads as its colour (on a dark gutter, say) covers 1/fill expected areas,
             # more than `split_area`: it is split only when the blob does not fit in one ball's circle
             several = n > cfg.split_area and not _one_disc(sub, r, cfg.one_ball_radius)
-            centres = self._split(sub, r, n) if several else [(cx - x, cy - y)]
+            if several and _depth(sub) > cfg.max_depth_radii * r:
+                # thicker than a ball anywhere: a hand, a sleeve or a painted area, not balls (remembered as
+                # such, so a still one is not measured again)
+                measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area, ())
+                continue
+            centres = _split(sub, r, fill, cfg.split_share, cfg.min_width_radii) if several else [(cx - x, cy - y)]
+            if not centres:  # no part of it is a ball: a painted line, a stripe of shading
+                measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area, ())
+                continue
             share = min(1.0, n / len(centres))
             for px, py in centres:
                 u, v = self._to_full(px + x + sx0, py + y + sy0)
@@ -294,25 +309,6 @@ class ColourDetector:
                     return earlier
         return None
 
-    def _split(self, sub: np.ndarray, r: float, n: float) -> list[tuple[float, float]]:
-        """Centres of touching balls in one blob: the distance transform's well-separated peaks."""
-        padded = np.pad(sub.astype(np.uint8), 1)
-        dist = cv2.distanceTransform(padded, cv2.DIST_L2, 3)[1:-1, 1:-1]
-        peaks = (dist >= cv2.dilate(dist, np.ones((3, 3), np.uint8))) & (dist >= self.config.peak_radius_fraction * r)
-        ys, xs = np.nonzero(peaks)
-        order = np.argsort(-dist[ys, xs])
-        chosen: list[tuple[float, float]] = []
-        for i in order:
-            p = (float(xs[i]), float(ys[i]))
-            if all(np.hypot(p[0] - q[0], p[1] - q[1]) >= r for q in chosen):
-                chosen.append(p)
-            if len(chosen) >= min(self.config.max_balls_per_blob, int(round(n))):
-                break
-        if len(chosen) < 2:
-            m = cv2.moments(sub.astype(np.uint8), binaryImage=True)
-            return [(m["m10"] / m["m00"], m["m01"] / m["m00"])]
-        return chosen
-
     def _to_full(self, x: float, y: float) -> tuple[float, float]:
         bx0, by0 = self.box[:2]
         return bx0 + (x + 0.5) / self.scale - 0.5, by0 + (y + 0.5) / self.scale - 0.5
@@ -351,6 +347,23 @@ class ColourDetector:
         return u, v
 
 
+def _grown(rect: Rect, margin_mm: float) -> Rect:
+    return Rect(rect.x_min - margin_mm, rect.y_min - margin_mm, rect.x_max + margin_mm, rect.y_max + margin_mm)
+
+
+def _apart(found: list[Detection]) -> list[Detection]:
+    """Balls of one colour cannot lie closer than a radius apart in the image (two balls in one space overlap into
+    one blob, one detection): of two such detections, a fragment of a ball (its shading, paint of its colour next
+    to it) beside the ball, the surer stays."""
+    kept: list[Detection] = []
+    for d in sorted(found, key=lambda d: -d.score):
+        if all(o.colour != d.colour or (o.u - d.u) ** 2 + (o.v - d.v) ** 2 >= min(o.radius_px, d.radius_px) ** 2
+               for o in kept):
+            kept.append(d)
+    chosen = {id(d) for d in kept}
+    return [d for d in found if id(d) in chosen]  # in the order found
+
+
 def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """`cv2.connectedComponentsWithStats(binary, connectivity=8)`, the statistics summed over the set pixels
     only: the same numbers (whole-number sums, one division), at a fraction of the cost on a sparse mask."""
@@ -380,3 +393,63 @@ def _one_disc(sub: np.ndarray, r: float, limit: float) -> bool:
     ys, xs = np.nonzero(sub)
     _, radius = cv2.minEnclosingCircle(np.column_stack([xs, ys]).astype(np.float32))
     return radius <= limit * r
+
+
+def _depth(sub: np.ndarray) -> float:
+    """How deep the blob is: its distance transform's largest value (a ball's disc: one radius)."""
+    return float(cv2.distanceTransform(np.pad(sub.astype(np.uint8), 1), cv2.DIST_L2, 3).max())
+
+
+def _split(sub: np.ndarray, r: float, fill: float, share: float, min_width: float) -> list[tuple[float, float]]:
+    """Centres of touching balls in one blob, for any count: discs of the expected radius `r`, placed one at a
+    time where a disc covers the most pixels not yet explained (a ball's shaded side and highlight leave holes
+    and speckles, which a disc's pixel count ignores, unlike the distance transform's peaks), each re-centred on
+    its pixels and taken out, while a disc still covers `share` of one ball's expected pixels (`fill` of its
+    area), and kept when its pixels span `min_width` radii across (a ball does; a painted line or a stripe of
+    shading covers a disc in one direction only). None: no part of the blob is a ball."""
+    pad = int(np.ceil(r)) + 1
+    padded = np.pad(sub.astype(np.float32), pad)
+    left = padded.copy()
+    yy, xx = np.mgrid[-pad:pad + 1, -pad:pad + 1]
+    disc = ((xx * xx + yy * yy) <= r * r).astype(np.float32)
+    ys, xs = np.mgrid[0:left.shape[0], 0:left.shape[1]]
+    want = share * fill * float(disc.sum())
+    chosen: list[tuple[float, float]] = []
+    while True:
+        cover = cv2.filter2D(left, -1, disc, anchor=(pad, pad), borderType=cv2.BORDER_CONSTANT)
+        for px, py in chosen:  # touching balls' centres lie at least a radius apart in any view
+            if np.isnan(px):
+                continue
+            cover[(xs - px) ** 2 + (ys - py) ** 2 < r * r] = 0
+        y, x = np.unravel_index(int(np.argmax(cover)), cover.shape)
+        if cover[y, x] < want:
+            break
+        px, py = float(x), float(y)
+        for _ in range(2):  # to the mean of its pixels within the disc
+            near = ((xs - px) ** 2 + (ys - py) ** 2 <= r * r) & (left > 0)
+            if near.any():
+                px, py = float(xs[near].mean()), float(ys[near].mean())
+        inside = (xs - px) ** 2 + (ys - py) ** 2 <= r * r
+        covered = float(left[inside].sum())
+        left[inside] = 0
+        apart = all(np.isnan(qx) or (px - qx) ** 2 + (py - qy) ** 2 >= r * r for qx, qy in chosen)
+        # re-centred, it must still hold a ball's share, a radius from the others, and span the disc both ways (a
+        # painted line or a stripe of shading covers it in one direction only)
+        if covered >= want and apart and _width(xs[inside & (padded > 0)], ys[inside & (padded > 0)]) >= min_width * r:
+            chosen.append((px, py))
+        else:  # explained, but no ball
+            chosen.append((np.nan, np.nan))
+    balls = [(px - pad, py - pad) for px, py in chosen if not np.isnan(px)]
+    return balls
+
+
+def _width(xs: np.ndarray, ys: np.ndarray) -> float:
+    """How wide a set of pixels is across its narrowest direction (5th to 95th percentile, plus a pixel)."""
+    if len(xs) < 3:
+        return 0.0
+    pts = np.column_stack([xs, ys]).astype(np.float64)
+    pts -= pts.mean(axis=0)
+    _, vectors = np.linalg.eigh(pts.T @ pts)
+    across = pts @ vectors[:, 0]
+    lo, hi = np.percentile(across, (5, 95))
+    return float(hi - lo) + 1.0

@@ -78,6 +78,9 @@ class Piratenbillard:
     name: str = "piratenbillard"
     default_players: tuple[str, ...] = ("red", "blue")
     watches_play_line: bool = False
+    # balls hop (the simulator's longest strike across the board rises about 120 mm; issue 15: a hop at the far
+    # edge left a detection area drawn at the board's height, and the table "settled" with the ball in the air)
+    max_hop_mm: float = 150.0
 
     def default_session(self, players: tuple[str, ...]) -> tuple[Event, ...]:
         """The players by colour at the usual seats for their number (two face each other)."""
