@@ -26,6 +26,7 @@ from calibration.homography import (
     solve,
 )
 from calibration.profile import TableProfile, load_schema
+from rules.colours import BallColour, parse_colour
 from rules.errors import InputError
 from rules.files import loads, non_finite_at, write_json_atomically
 
@@ -46,6 +47,8 @@ class Calibration:
     source_path: str | None = None
     source_frame: int | None = None
     source_time_s: float | None = None
+    surface_lab: tuple[float, float, float] | None = None  # the table surface's colour on the calibration frame
+    ball_colours: tuple[tuple[str, BallColour], ...] = ()  # learned by `referee calibrate --assign`, by player
 
     def image_to_board(self, points_px: np.ndarray) -> np.ndarray:
         """Raw image pixels -> board mm (undistorting first when intrinsics are known)."""
@@ -145,6 +148,11 @@ def to_json(cal: Calibration) -> dict:
         out["source"] = source
     if cal.intrinsics is not None:
         out["intrinsics"] = cal.intrinsics.to_json()
+    if cal.surface_lab is not None:
+        out["table_surface"] = {"lab": [round(v, 2) for v in cal.surface_lab]}
+    if cal.ball_colours:
+        out["ball_colours"] = {player: {"lab": [round(v, 2) for v in colour.lab]}
+                               for player, colour in cal.ball_colours}
     return out
 
 
@@ -185,4 +193,7 @@ def load_calibration(path: str | Path) -> Calibration:
         source_path=source.get("path"),
         source_frame=source.get("frame"),
         source_time_s=source.get("time_s"),
+        surface_lab=tuple(data["table_surface"]["lab"]) if "table_surface" in data else None,
+        ball_colours=tuple((player, parse_colour(value, f"calibration {path}: ball_colours.{player}"))
+                           for player, value in data.get("ball_colours", {}).items()),
     )

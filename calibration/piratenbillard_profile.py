@@ -20,6 +20,7 @@ from calibration.geometry import (
     Spot,
     markers_from_json,
 )
+from rules.colours import BallColour
 from rules.events import Location, Place
 from rules.piratenbillard.board import SEAT_NAMES
 
@@ -56,6 +57,7 @@ class PiratenbillardProfile:
     markers: Markers
     rows_from: str = "north"  # how the profile numbers rows: from the north edge or from the south
     cols_from: str = "west"  # ... and columns: from the west edge or from the east
+    ball_colours: tuple[tuple[str, BallColour], ...] = ()  # default ball colours by player id (profile.py)
     game: str = field(default="piratenbillard", init=False)
 
     @staticmethod

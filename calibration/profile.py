@@ -14,6 +14,7 @@ z up out of the table plane.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,6 +25,7 @@ from calibration.aruco import dictionary_size
 from calibration.geometry import Feature, Markers, Point, ProfileError, Rect, Spot
 from calibration.piratenbillard_profile import PiratenbillardProfile
 from calibration.starcluster_profile import StarClusterProfile
+from rules.colours import BallColour, parse_colour
 from rules.errors import InputError
 from rules.events import Location, shown
 from rules.files import loads, non_finite_at
@@ -49,6 +51,9 @@ class TableProfile(Protocol):
     def ball_diameter_mm(self) -> float: ...
     @property
     def markers(self) -> Markers: ...
+    @property
+    def ball_colours(self) -> tuple[tuple[str, BallColour], ...]:
+        """Default ball colours by player id, for players whose colour the session or command line do not give."""
     @property
     def play_line(self) -> tuple[Point, Point] | None:
         """The line players shoot from, board mm; None when the game has none."""
@@ -107,6 +112,9 @@ def parse_profile(data: Any, label: str) -> TableProfile:
                            "number; give it in mm (see docs/formats.md)")
     _check_schema(data, f"{data['game']}_profile.schema.json", f"profile {label}")
     profile = PROFILE_KINDS[data["game"]].from_json(data)
+    colours = tuple((player, parse_colour(value, f"profile {label}: ball_colours.{player}"))
+                    for player, value in data.get("ball_colours", {}).items())
+    profile = replace(profile, ball_colours=colours)
     profile.check(label)
     _check_markers(profile.markers, profile.table, label)
     return profile

@@ -25,6 +25,7 @@ from calibration.geometry import (
     rect_from_json,
     zones_from_json,
 )
+from rules.colours import BallColour
 from rules.events import Location, Place
 
 
@@ -57,6 +58,7 @@ class StarClusterProfile:
     multiplier_zones: tuple[Zone, ...]
     dead_ball_zones: tuple[Zone, ...]
     markers: Markers
+    ball_colours: tuple[tuple[str, BallColour], ...] = ()  # default ball colours by player id (profile.py)
     game: str = field(default="starcluster", init=False)
 
     @staticmethod

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rules.colours import BallColour, parse_colour
+from rules.errors import InputError
 from rules.files import read_json, write_bytes_atomically, write_json_atomically
 from rules.games import GAMES
 
@@ -57,6 +59,7 @@ class Manifest:
     inputs: dict[str, InputFile] = field(default_factory=dict)  # by role (INPUT_ROLES)
     referee_version: str = ""
     created_at: str = ""  # ISO 8601, UTC
+    colours: tuple[tuple[str, BallColour], ...] = ()  # the ball colours given on the command line, by player
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +73,7 @@ class Manifest:
             "players": None if self.players is None else list(self.players),
             "rules_config": self.rules_config,
             "inputs": {role: item.to_json() for role, item in self.inputs.items()},
+            **({"colours": {player: colour.to_json() for player, colour in self.colours}} if self.colours else {}),
         }
 
     def input_path(self, folder: Path, role: str) -> Path | None:
@@ -141,13 +145,20 @@ def _parse(data: Any, folder: Path) -> Manifest:
             raise ValueError(f"'inputs.{role}.copy' points outside the run folder")
         inputs[role] = entry
     rules_config = _object(data, "rules_config")
+    colours = data.get("colours", {})
+    if not isinstance(colours, dict):
+        raise ValueError("'colours' is not an object of ball colours by player")
+    try:
+        given = tuple((player, parse_colour(value, f"'colours.{player}'")) for player, value in colours.items())
+    except InputError as error:
+        raise ValueError(str(error)) from None
     return Manifest(
         game=game, source=_text(source, "given"), source_kind=kind, source_sha256=_optional_text(source, "sha256"),
         live=_flag(source, "live"), paced=_flag(source, "paced") if "paced" in source else False, detector=_text(data, "detector"), pose=_flag(pose, "on"),
         pose_model=_optional_text(pose, "model"), pose_model_sha256=_optional_text(pose, "sha256"),
         tracks=_flag(data, "tracks"), annotate=_flag(data, "annotate"),
         players=None if players is None else tuple(players), rules_config=rules_config, inputs=inputs,
-        referee_version=_text(data, "referee_version"), created_at=_text(data, "created_at"))
+        referee_version=_text(data, "referee_version"), created_at=_text(data, "created_at"), colours=given)
 
 
 def _object(data: dict[str, Any], name: str) -> dict[str, Any]:

@@ -51,10 +51,21 @@ from record.run_folder import (
     recorded_until,
     utc_now,
 )
+from rules.colours import BallColour
 from rules.decisions import Decision
 from rules.engine import EngineState, RoundClock, RulesEngine, Standings
 from rules.errors import InputError
-from rules.events import UMPIRE_INPUTS, Confirm, Event, GameStart, Overturn, Snapshot, SnapshotCorrection, TableSettled
+from rules.events import (
+    UMPIRE_INPUTS,
+    Confirm,
+    Event,
+    GameStart,
+    Overturn,
+    PlayerSpec,
+    Snapshot,
+    SnapshotCorrection,
+    TableSettled,
+)
 from rules.games import GAMES, load_config, make_engine, table_config
 from rules.replay import AMENDMENTS, amend, read_log, replay, resolve_umpire_inputs
 from rules.result import build_result
@@ -97,7 +108,8 @@ class RunSpec:
     calibration: Path | None = None  # a calibration file; None: the table is found by its markers
     config: Path | None = None  # the game config; its "pipeline" object sets the pipeline (docs/config.md)
     session: Path | None = None  # umpire inputs: JSON lines, or a truth.json (whose config then applies)
-    players: tuple[str, ...] | None = None  # without a session: the players' colours, in seat / side order
+    players: tuple[str, ...] | None = None  # without a session: the players' ids, in seat / side order
+    colours: tuple[tuple[str, BallColour], ...] = ()  # ball colours by player id, over the session's and others
     detector: str = "color"  # the ball detector backend (vision.detect.DETECTORS)
     live: bool = False  # play a video file through the live path at its own rate
     paced: bool = False  # play a video file at its own rate, refereed as a file is (every frame, pose joined by
@@ -137,7 +149,8 @@ class Setup:
     calibration: Calibration | None
     rules_config: dict[str, Any]
     pipeline: PipelineConfig
-    umpire: tuple[Event, ...]  # the session's inputs (or the game's defaults for the players)
+    umpire: tuple[Event, ...]  # the session's inputs (or the game's defaults for the players); the game_start
+    #                            carries each player's ball colour where one is given
     pose_model: Path | None  # None: bodies at the Play Line are not watched
     manifest: Manifest | None = None  # the manifest of the run being resumed
 
@@ -175,7 +188,7 @@ def prepare(spec: RunSpec) -> Setup:
         players = spec.players or game.default_players
         twice = sorted({p for p in players if players.count(p) > 1})
         if twice:
-            raise InputError(f"--players lists {', '.join(twice)} twice; give each player's colour once")
+            raise InputError(f"--players lists {', '.join(twice)} twice; give each player once")
         umpire = game.default_session(players)
     starts = [event for event in umpire if isinstance(event, GameStart)]
     named = f"session file {spec.session}" if session else f"--players {','.join(spec.players or ())}"
@@ -184,6 +197,7 @@ def prepare(spec: RunSpec) -> Setup:
     refusal = engine.check(starts[0])
     if refusal:
         raise InputError(f"{named}: {refusal}")
+    umpire = _with_colours(umpire, spec, profile, calibration, pipeline)
     pose_model = None
     if game.watches_play_line and spec.pose:
         pose_model = spec.pose_model or DEFAULT_POSE_MODEL
@@ -195,6 +209,60 @@ def prepare(spec: RunSpec) -> Setup:
             raise InputError(f"pose model {pose_model} is not the one the run in {spec.out} was started with, so "
                              "it cannot be continued exactly; start afresh with --fresh")
     return Setup(spec, game, profile, calibration, rules_config, pipeline, tuple(umpire), pose_model, manifest)
+
+
+def _with_colours(umpire: tuple[Event, ...], spec: RunSpec, profile: TableProfile, calibration: Calibration | None,
+                  pipeline: PipelineConfig) -> tuple[Event, ...]:
+    """The umpire inputs with each game_start's players given their ball colours, each the first of: the command
+    line's (`spec.colours`), the game_start's own, the calibration's learned one, the profile's default; a player
+    named by a colour (red, blue, ...) may have none. Colours too alike (two players', or one and the table
+    surface's on the calibration frame, else the video's first frame) are refused before anything is written."""
+    from vision.detect.colour_model import check_separation, colour_lab
+
+    playing = {p.id: p for event in umpire if isinstance(event, GameStart) for p in event.players}
+    unknown = sorted(set(dict(spec.colours)) - set(playing))
+    if unknown:
+        raise InputError(f"--colour names {', '.join(unknown)}, who {'is' if len(unknown) == 1 else 'are'} not "
+                         f"playing ({', '.join(playing)}); give colours for the players")
+    defaults = (dict(calibration.ball_colours) if calibration else {}, dict(profile.ball_colours))
+
+    def coloured(player: PlayerSpec) -> PlayerSpec:
+        given = ({p: c for p, c in spec.colours}, {player.id: player.colour} if player.colour else {}, *defaults)
+        return replace(player, colour=next((source[player.id] for source in given if player.id in source), None))
+
+    umpire = tuple(replace(event, players=tuple(coloured(p) for p in event.players))
+                   if isinstance(event, GameStart) else event for event in umpire)
+    first = next(event for event in umpire if isinstance(event, GameStart))
+    colours = {p.id: p.colour for p in first.players if p.colour is not None}
+    labs = {p.id: colour_lab(p.id, colours) for p in first.players}  # a player with no colour known is refused here
+    fix = ("measure them with `referee calibrate --assign` (the learned colours go into the calibration), or "
+           "play with balls of more distinct colours")
+    check_separation(labs, _surface_before_start(spec, profile, calibration, read_video=bool(colours)),
+                     pipeline.colour_model.min_delta_e, fix)
+    return umpire
+
+
+def _surface_before_start(spec: RunSpec, profile: TableProfile, calibration: Calibration | None,
+                          read_video: bool) -> tuple[float, float, float] | None:
+    """The table surface's colour: the calibration's (measured on its frame), else, if `read_video` (a colour
+    was given: the nominal ones suit the shipped tables), the median of the table on a video file's first frame;
+    None when neither is had before the run (the detector checks the first frame it sees)."""
+    if calibration is not None and calibration.surface_lab is not None:
+        return calibration.surface_lab
+    if not read_video or spec.source_kind != "file" or not Path(spec.source).is_file():
+        return None
+    from calibration.calibrate import calibrate_markers
+    from calibration.homography import CalibrationError
+    from calibration.manual import read_frame
+    from vision.detect.colour_model import surface_lab, table_pixels
+    from vision.mapping import BoardMapper
+
+    frame = read_frame(spec.source, 0, None)[0]
+    try:
+        view = calibration or calibrate_markers(frame, profile)
+    except (CalibrationError, InputError):
+        return None  # the markers are found later (the pipeline searches the first seconds); checked then
+    return surface_lab(frame, table_pixels(frame.shape[:2], BoardMapper(view, profile).table_polygon_px(0.0)))
 
 
 def _resumed_spec(spec: RunSpec) -> tuple[RunSpec, Manifest]:
@@ -219,7 +287,8 @@ def _resumed_spec(spec: RunSpec) -> tuple[RunSpec, Manifest]:
     resumed = RunSpec(source, manifest.game, folder, profile=manifest.input_path(folder, "profile"),
                       calibration=manifest.input_path(folder, "calibration"),
                       config=manifest.input_path(folder, "config"), session=manifest.input_path(folder, "session"),
-                      players=manifest.players, detector=manifest.detector, live=manifest.live,
+                      players=manifest.players, colours=manifest.colours, detector=manifest.detector,
+                      live=manifest.live,
                       paced=manifest.paced, pose=manifest.pose,
                       pose_model=Path(manifest.pose_model) if manifest.pose_model else None, tracks=manifest.tracks,
                       annotate=manifest.annotate, start="resume")
@@ -250,7 +319,7 @@ def _manifest(setup: Setup, folder: Path) -> Manifest:
         detector=spec.detector, pose=spec.pose, pose_model=None if model is None else str(model),
         pose_model_sha256=None if model is None else sha256_file(model), tracks=spec.tracks, annotate=spec.annotate,
         players=spec.players, rules_config=setup.rules_config, inputs=inputs, referee_version=__version__,
-        created_at=utc_now())
+        created_at=utc_now(), colours=spec.colours)
 
 
 
@@ -411,7 +480,7 @@ class RefereeSession:
                 pose = PoseWatch(PoseEstimator(setup.pose_model, setup.pipeline.pose.pose_threads), setup.profile,
                                  setup.pipeline.pose, setup.pipeline.play_line, live=source.live)
             pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(
-                                      spec, setup.pipeline), setup.calibration, table_reader, pose,
+                                      spec, setup.pipeline, setup.umpire), setup.calibration, table_reader, pose,
                                       record_tracks=spec.tracks)
             if claim is None:  # a new run: its folder is taken only once every input has been read and loaded
                 claim = claim_folder(spec.out, spec.start, what)
@@ -848,10 +917,13 @@ def _holds_events(folder: Path) -> bool:
     return path.exists() and any(line.strip() for line in path.read_bytes().split(b"\n"))
 
 
-def _named_detector(spec: RunSpec, config: PipelineConfig) -> DetectorFactory:
+def _named_detector(spec: RunSpec, config: PipelineConfig, umpire: tuple[Event, ...]) -> DetectorFactory:
     from vision.detect import make_detector  # the backends load only when a run needs them
 
+    start = next((event for event in umpire if isinstance(event, GameStart)), None)
+    colours = {p.id: p.colour for p in start.players if p.colour is not None} if start is not None else {}
+
     def detector(first_image: Any, mapper: Any, players: list[str], samples: dict[str, Any]) -> Any:
-        return make_detector(spec.detector, first_image, mapper, players, samples, config)
+        return make_detector(spec.detector, first_image, mapper, players, samples, config, colours)
 
     return detector

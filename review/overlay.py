@@ -62,6 +62,8 @@ class Overlay:
     def __init__(self, record: RunRecord, calibration: Calibration, profile: TableProfile,
                  size: tuple[int, int], style: Style = Style()) -> None:
         self.record = record
+        # each player's balls in their colour: the game_start's, else the one their id names
+        self._bgr = {**NOMINAL_BGR, **{p.id: p.colour.bgr for p in record.players if p.colour is not None}}
         self.calibration = calibration
         self.profile = profile
         self.style = style
@@ -173,7 +175,7 @@ class Overlay:
         for tr, radius in zip(shown.tracks, radii):
             path = self._paths[tr.id]
             now = bisect_right(path.t, shown.t + SAME_S) - 1
-            colour = NOMINAL_BGR.get(tr.colour, GREY)
+            colour = self._bgr.get(tr.colour, GREY)
             first = bisect_left(path.t, shown.t - self.style.trail_s)
             if now - first >= 1:
                 trail = np.round(path.uv[first:now + 1]).astype(np.int32)
@@ -224,7 +226,7 @@ class Overlay:
             y += line
         scores = dict(board.scores) if board is not None else {}
         for player in self.record.players:
-            colour = NOMINAL_BGR.get(player.id, GREY)
+            colour = self._bgr.get(player.id, GREY)
             cv2.circle(img, (box.x0 + pad + self._px(20), y - self._px(6)), self._px(8), colour, -1, cv2.LINE_AA)
             to_play = board is not None and board.to_play == player.id
             if to_play:
@@ -250,7 +252,7 @@ class Overlay:
         _shade(img, box)
         accent = next((ACCENTS[k] for k in caption.kinds if k in ACCENTS), None)
         if accent is None and caption.players:
-            accent = NOMINAL_BGR.get(caption.players[0], WHITE)
+            accent = self._bgr.get(caption.players[0], WHITE)
         cv2.rectangle(img, (box.x0, box.y0), (box.x0 + self._px(6) - 1, box.y1 - 1), accent or WHITE, -1)
         pad, room = self._px(18), box.x1 - box.x0 - self._px(36)
         big, size = 0.9 * self.scale, 0.6 * self.scale

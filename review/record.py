@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from record.run_folder import TrackFrame, read_run
+from rules.colours import BallColour, parse_colour
 from rules.engine import RoundClock, RulesEngine
 from rules.errors import InputError
 from rules.events import (
@@ -45,8 +46,9 @@ class ReviewError(InputError):
 
 @dataclass(frozen=True)
 class Player:
-    id: str  # the colour of the player's balls
+    id: str  # names the player, and their balls' colour unless `colour` gives it
     name: str | None = None
+    colour: BallColour | None = None  # their balls' colour, as the game_start gave it
 
     @property
     def label(self) -> str:
@@ -106,7 +108,8 @@ def load_run(run_dir: str | Path) -> RunRecord:
     result = folder.finished_result()
     game, config = result["game"], result.get("config") or {}
     stream, _ = resolve_umpire_inputs(list(folder.events))
-    players = tuple(Player(p["id"], p.get("name")) for p in result["players"])
+    players = tuple(Player(p["id"], p.get("name"), parse_colour(p["colour"], f"result.json player {p['id']}")
+                           if p.get("colour") is not None else None) for p in result["players"])
     frames = tuple(sorted(folder.tracks, key=lambda f: f.t)) if folder.tracks is not None else ()
     return RunRecord(folder.dir, game, players, _captions(result["decisions"], stream, game_vision(game)),
                      _boards(stream, game, config), frames)

@@ -29,6 +29,7 @@ import cv2
 from calibration.calibrate import load_calibration
 from record.run_folder import (CALIBRATION_FILE, HIGHLIGHTS_DIR, HIGHLIGHTS_INDEX_FILE, read_corrected_result,
                                read_run)
+from rules.colours import parse_colour
 from rules.errors import InputError
 from rules.events import Confirm, Event, GameStart, Overturn, SnapshotCorrection, Source, TableSettled
 from rules.replay import AMENDMENTS, overturned
@@ -349,7 +350,8 @@ def render(run: Run, original: dict[str, Any], result: dict[str, Any], rows: lis
            review: list[ReviewItem], warnings: list[dict[str, Any]], images: dict[float, str], clips: list[Clip],
            calibration: dict[str, str]) -> str:
     players = [p["id"] for p in result["players"]]
-    colours = {p: player_colour(p, i) for i, p in enumerate(players)}
+    colours = {p["id"]: parse_colour(p["colour"], f"player {p['id']}").hex if p.get("colour") is not None
+               else player_colour(p["id"], i) for i, p in enumerate(result["players"])}  # their balls' colour, if given
     names = {p["id"]: p.get("name") or p["id"] for p in result["players"]}
     title = f"{TITLES.get(result['game'], result['game'])}: review of {run.dir.name}"
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
+from .colours import BallColour, parse_colour
 from .errors import InputError
 
 
@@ -197,12 +198,13 @@ class Event:
 
 @dataclass(frozen=True)
 class PlayerSpec:
-    """A player (or team) of a game: `id` is the ball colour that identifies them."""
+    """A player (or team) of a game: `id` names them, and is their ball colour's name unless `colour` says it."""
 
     id: str
     name: str = ""
     side: str | None = None  # Star Cluster Ball: "right" or "left"
     seat: int | None = None  # Piratenbillard: 0 south, 1 west, 2 north, 3 east
+    colour: BallColour | None = None  # their balls' colour, for vision and the pages; the engines never read it
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id}
@@ -212,6 +214,8 @@ class PlayerSpec:
             data["side"] = self.side
         if self.seat is not None:
             data["seat"] = self.seat
+        if self.colour is not None:
+            data["colour"] = self.colour.to_json()
         return data
 
 
@@ -551,7 +555,13 @@ def _players(data: dict[str, Any]) -> dict[str, Any]:
         name = item.get("name", "")
         if not isinstance(name, str):
             raise ValueError(f"players[{i}].name must be a string")
-        players.append(PlayerSpec(_str(item.get("id"), f"players[{i}].id"), name, side, seat))
+        colour = None
+        if item.get("colour") is not None:
+            try:
+                colour = parse_colour(item["colour"], f"players[{i}].colour")
+            except InputError as error:
+                raise ValueError(str(error)) from None
+        players.append(PlayerSpec(_str(item.get("id"), f"players[{i}].id"), name, side, seat, colour))
     ids = [p.id for p in players]
     if len(set(ids)) != len(ids):
         raise ValueError(f"player ids must differ, got {shown(ids)}")

@@ -165,18 +165,21 @@ class ColourModelConfig:
     min_lightness: int = 18  # 8-bit L (0..255); darker pixels carry no usable chroma
     max_lightness: int = 245  # brighter: a highlight or glare
     smoothing_bins: float = 1.5  # Gaussian blur of learned histograms, in hue / saturation bins
-    nominal_smoothing_bins: float = 3.0  # nominal colours are guesses: blur them more
+    nominal_smoothing_bins: float = 3.0  # nominal colours (named by a player's id) are guesses: blur them more
     support: float = 0.03  # a bin belongs to a player if its density is at least this fraction of the peak
     background_ratio: float = 10.0  # ... and beats the background's times this (the table far outweighs the balls)
     unknown_chroma: float = 20.0  # CIELAB chroma C* above which an unexplained pixel is "unknown"
     ring_weight: float = 0.15  # share of the background's samples taken from around the known balls
+    min_delta_e: float = 20.0  # CIE76 Lab distance below which two players' colours, or one and the table surface,
+    #                            are refused at start: too alike to tell apart under shading
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_lightness < self.max_lightness <= 255:
             raise ConfigError("pipeline config: 'colour_model' needs 0 <= min_lightness < max_lightness <= 255")
-        if self.support <= 0 or self.background_ratio <= 0 or self.smoothing_bins < 0 or not 0 <= self.ring_weight < 1:
+        if self.support <= 0 or self.background_ratio <= 0 or self.smoothing_bins < 0 or not 0 <= self.ring_weight < 1 \
+                or self.min_delta_e < 0:
             raise ConfigError("pipeline config: 'colour_model' needs support and background_ratio > 0, "
-                              "smoothing_bins >= 0, 0 <= ring_weight < 1")
+                              "smoothing_bins >= 0, 0 <= ring_weight < 1, min_delta_e >= 0")
         _check_numbers(self, "colour_model")
 
 

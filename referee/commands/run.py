@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from rules.colours import BallColour, parse_colour
 from rules.errors import InputError
 from rules.games import GAMES
 
@@ -50,8 +51,13 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
                                                "else the rules' defaults)")
     p.add_argument("--session", type=Path,
                    help="umpire inputs (game start, rounds, choices): JSON lines, or a truth.json")
-    p.add_argument("--players", help="comma-separated player colours when there is no --session "
-                                     "(default: red,blue)")
+    p.add_argument("--players", help="comma-separated player ids when there is no --session (default: red,blue); "
+                                     "an id that names a ball colour (red, blue, yellow, green, orange, purple, "
+                                     "pink) needs no --colour")
+    p.add_argument("--colour", action="append", metavar="PLAYER=COLOUR",
+                   help="a player's ball colour, over the session's, the calibration's and the profile's; repeat "
+                        "for each player: sRGB '#rrggbb' or CIE Lab 'lab(L a b)', e.g. --colour alice=#7b3fa0 "
+                        "--colour bob='lab(78 -3 75)' (docs/formats.md, 'Ball colours')")
     p.add_argument("--detector", help="ball detector backend (default: color)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the run's files")
     p.add_argument("--quiet", action="store_true", help="no progress bar, score line or warnings")
@@ -68,7 +74,7 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
                        help="DIR holds a run: move it aside (DIR.replaced-<time>) and start a new run in DIR")
 
 
-SETTINGS = ("game", "profile", "calibration", "config", "session", "players", "detector", "pose_model")
+SETTINGS = ("game", "profile", "calibration", "config", "session", "players", "colour", "detector", "pose_model")
 EXIT_ON_STOP = {"interrupted": 130, "terminated": 143}  # 128 + the signal's number, as shells report it
 
 
@@ -144,14 +150,29 @@ def run_spec(args: argparse.Namespace, live: bool = False, annotate: bool = Fals
             raise InputError("--game is required: starcluster or piratenbillard")
         players = tuple(p.strip() for p in args.players.split(",")) if args.players else None
         if players is not None and not all(players):
-            raise InputError(f"--players {args.players!r} has an empty colour; give colours separated by commas, "
+            raise InputError(f"--players {args.players!r} has an empty player; give ids separated by commas, "
                              "e.g. red,blue")
         spec = RunSpec(args.source, args.game, args.out, profile=args.profile, calibration=args.calibration,
-                       config=args.config, session=args.session, players=players, detector=args.detector or "color",
+                       config=args.config, session=args.session, players=players, colours=parse_colours(args.colour),
+                       detector=args.detector or "color",
                        live=live, paced=paced and not live and RunSpec(args.source, "", args.out).source_kind == "file",
                        pose=not args.no_pose, pose_model=args.pose_model, annotate=annotate,
                        start="fresh" if args.fresh else "new")
     return spec
+
+
+def parse_colours(given: list[str] | None) -> tuple[tuple[str, BallColour], ...]:
+    """The --colour PLAYER=COLOUR options, by player, in the order given."""
+    colours: dict[str, BallColour] = {}
+    for item in given or ():
+        player, sep, text = item.partition("=")
+        player = player.strip()
+        if not sep or not player:
+            raise InputError(f"--colour {item!r} is not PLAYER=COLOUR; e.g. --colour alice=#7b3fa0")
+        if player in colours:
+            raise InputError(f"--colour gives {player!r} twice; give each player's colour once")
+        colours[player] = parse_colour(text, f"--colour {player}")
+    return tuple(colours.items())
 
 
 @contextmanager

@@ -404,7 +404,8 @@ class ConsoleHub:
             session = self.session
             jpeg = annotated_jpeg(frame.image, None if session is None else session.state(),
                                   None if session is None else session.last_tracked,
-                                  None if session is None else session.pipeline.calibration, self.profile)
+                                  None if session is None else session.pipeline.calibration, self.profile,
+                                  players=self._players)
             self._encoded = (frame, now)
             number = self.pictures.item[0] + 1 if self.pictures.item is not None else 1
             self.pictures.put(number, jpeg)

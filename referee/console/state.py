@@ -76,7 +76,7 @@ def state_json(version: int, published_wall: float, view: ConsoleView, referee: 
     standings = referee.standings if referee is not None else None
     engine = referee.engine if referee is not None else None
     scores = totals(standings)
-    players = [{"id": p.id, "name": p.name or p.id, "colour": colour_of(p.id, i, view.colours), "side": p.side,
+    players = [{"id": p.id, "name": p.name or p.id, "colour": colour_of(p, i, view.colours), "side": p.side,
                 "seat": p.seat, "score": scores.get(p.id, 0),
                 "match_wins": standings.match_wins.get(p.id, 0) if standings is not None else 0,
                 "balls_to_play": engine.balls_to_play.get(p.id) if engine is not None else None}
@@ -132,13 +132,20 @@ def ball_json(ball: BallSighting) -> dict[str, Any]:
     return {"owner": ball.owner, **ball.at.to_json()}
 
 
-def colour_of(player: str, index: int, given: Mapping[str, str]) -> str:
-    """The colour a page draws a player in: the one given at setup, else the ball colour the video overlay
-    draws for that id (`NOMINAL_BGR`), else the report's palette."""
-    if player in given:
-        return given[player]
-    bgr = NOMINAL_BGR.get(player)
-    return f"#{bgr[2]:02x}{bgr[1]:02x}{bgr[0]:02x}" if bgr is not None else player_colour(player, index)
+def colour_of(player: PlayerSpec, index: int, given: Mapping[str, str]) -> str:
+    """The colour a page draws a player in: the one given at setup, else their ball colour (`player_bgr`: the
+    game_start's, else the one their id names), else the report's palette."""
+    if player.id in given:
+        return given[player.id]
+    bgr = player_bgr((player,)).get(player.id)
+    return f"#{bgr[2]:02x}{bgr[1]:02x}{bgr[0]:02x}" if bgr is not None else player_colour(player.id, index)
+
+
+def player_bgr(players: tuple[PlayerSpec, ...]) -> dict[str, tuple[int, int, int]]:
+    """Each player's ball colour as BGR 0..255 for drawing: the one their game_start gives, else the nominal
+    colour their id names; players with neither are left out (drawn grey)."""
+    colours = {p.id: p.colour.bgr for p in players if p.colour is not None}
+    return {p.id: colours.get(p.id) or NOMINAL_BGR[p.id] for p in players if p.id in colours or p.id in NOMINAL_BGR}
 
 
 def match_players(setup: Setup) -> tuple[PlayerSpec, ...]:

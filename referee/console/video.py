@@ -13,11 +13,12 @@ from calibration.preview import draw_table
 from calibration.profile import TableProfile
 from referee.commands.run import score_line
 from referee.session import RefereeState
+from rules.events import PlayerSpec
 from review.overlay import GREY, WHITE, put_text
 from vision.detect.colour_model import NOMINAL_BGR
 from vision.pipeline import TrackedFrame
 
-from .state import last_call
+from .state import last_call, player_bgr
 
 WIDTH = 640  # px: the video's width at most
 JPEG_QUALITY = 80
@@ -25,15 +26,16 @@ JPEG_QUALITY = 80
 
 def annotated_jpeg(image: np.ndarray, state: RefereeState | None, tracked: TrackedFrame | None = None,
                    calibration: Calibration | None = None, profile: TableProfile | None = None,
-                   width: int = WIDTH) -> bytes:
+                   width: int = WIDTH, players: tuple[PlayerSpec, ...] = ()) -> bytes:
     """`image` (BGR) at most `width` px wide: the table and the tracked balls drawn on it (once the table is
     found; the table lines only where the camera needs no undistortion, as the review video draws them on
-    undistorted frames), the score line along its top and the last call along its bottom."""
+    undistorted frames; the balls in `players`' ball colours), the score line along its top and the last call
+    along its bottom."""
     picture = image.copy()
     if calibration is not None and profile is not None and calibration.intrinsics is None:
         draw_table(picture, profile, calibration, markers=False)
     if tracked is not None:
-        _draw_balls(picture, tracked)
+        _draw_balls(picture, tracked, player_bgr(players))
     height, full = picture.shape[:2]
     scale = min(1.0, width / full)
     if scale < 1.0:
@@ -50,12 +52,13 @@ def annotated_jpeg(image: np.ndarray, state: RefereeState | None, tracked: Track
     return data.tobytes()
 
 
-def _draw_balls(picture: np.ndarray, tracked: TrackedFrame) -> None:
-    """Each detection as a circle in its colour; each confirmed track's number above its ball."""
+def _draw_balls(picture: np.ndarray, tracked: TrackedFrame, colours: dict[str, tuple[int, int, int]]) -> None:
+    """Each detection as a circle in its player's colour (`colours`, BGR); each confirmed track's number above
+    its ball."""
     thickness = max(2, picture.shape[1] // 400)
     for colour, u, v, r, *_ in tracked.detections:
-        cv2.circle(picture, (round(u), round(v)), round(r) + thickness + 1, NOMINAL_BGR.get(colour, GREY), thickness,
-                   cv2.LINE_AA)
+        bgr = colours.get(colour, NOMINAL_BGR.get(colour, GREY))
+        cv2.circle(picture, (round(u), round(v)), round(r) + thickness + 1, bgr, thickness, cv2.LINE_AA)
     size = 0.8 * picture.shape[1] / 1280
     for track in tracked.tracks:
         number, at_u, at_v = track[0], track[4], track[5]

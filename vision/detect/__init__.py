@@ -2,9 +2,10 @@
 
 Every backend implements `vision.types.Detector`: `detect(image, mask)` ->
 `Detection`s in image pixels with a colour (a player id, or "unknown") and a
-score, and a classmethod `learn(first_image, mapper, players, samples_mm, config)`
-that sets it up for one camera view and one game (`samples_mm`: board points
-known to hold each player's balls on the first frame). A learned backend (an
+score, and a classmethod `learn(first_image, mapper, players, samples_mm, config,
+colours)` that sets it up for one camera view and one game (`samples_mm`: board
+points known to hold each player's balls on the first frame; `colours`: the
+players' ball colours as given, by player). A learned backend (an
 ONNX model) plugs in by adding its class here.
 """
 
@@ -15,6 +16,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from calibration.geometry import Point
+from rules.colours import BallColour
 from rules.errors import InputError
 from vision.config import PipelineConfig
 from vision.detect.colour import ColourDetector
@@ -26,10 +28,11 @@ DETECTORS: dict[str, Any] = {"color": ColourDetector}
 
 def make_detector(name: str, first_image: np.ndarray, mapper: BoardMapper, players: Sequence[str],
                   samples_mm: Mapping[str, Sequence[Point]] | None = None,
-                  config: PipelineConfig = PipelineConfig()) -> Detector:
-    """Set up backend `name` for this view and these players."""
+                  config: PipelineConfig = PipelineConfig(),
+                  colours: Mapping[str, BallColour] | None = None) -> Detector:
+    """Set up backend `name` for this view and these players (`colours`: the ones given, by player)."""
     try:
         backend = DETECTORS[name]
     except KeyError:
         raise InputError(f"unknown detector {name!r}; use one of {', '.join(DETECTORS)}") from None
-    return backend.learn(first_image, mapper, players, samples_mm, config)
+    return backend.learn(first_image, mapper, players, samples_mm, config, colours)

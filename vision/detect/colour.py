@@ -35,9 +35,20 @@ import cv2
 import numpy as np
 
 from calibration.geometry import Point, Rect
+from rules.colours import BallColour
 from rules.errors import InputError
 from vision.config import ColourDetectorConfig, PipelineConfig
-from vision.detect.colour_model import UNKNOWN, ColourModel, bgr_label_table, learn_model
+from vision.detect.colour_model import (
+    UNKNOWN,
+    ColourModel,
+    bgr_label_table,
+    check_separation,
+    colour_lab,
+    disc_mask,
+    learn_model,
+    surface_lab,
+    table_pixels,
+)
 from vision.games import game_vision
 from vision.mapping import BoardMapper
 from vision.types import Detection
@@ -112,12 +123,14 @@ class ColourDetector:
     @classmethod
     def learn(cls, image: np.ndarray, mapper: BoardMapper, players: Sequence[str],
               samples_mm: Mapping[str, Sequence[Point]] | None = None,
-              config: PipelineConfig = PipelineConfig()) -> ColourDetector:
+              config: PipelineConfig = PipelineConfig(),
+              colours: Mapping[str, BallColour] | None = None) -> ColourDetector:
         """A detector whose colours are learned from `image`, the first frame of a game.
 
         `samples_mm` (player -> board points known to hold that player's balls on this frame, from the
-        game's `colour_samples`) teach the players' colours; a player without any keeps their nominal
-        colour. The rest of the table in `image` teaches the background.
+        game's `colour_samples`) teach the players' colours; a player without any keeps their given colour
+        (`colours`), else their nominal one. The rest of the table in `image` teaches the background. Colours
+        too close to each other or to the table surface seen here are refused (`check_separation`).
         """
         known: dict[str, list[tuple[float, float, float]]] = {}
         for player, points in (samples_mm or {}).items():
@@ -127,10 +140,14 @@ class ColourDetector:
                 radii = mapper.ball_radius_px(cells)
                 known[player] = [(float(u), float(v), float(r)) for (u, v), r in zip(uv, radii)]
         h, w = image.shape[:2]
-        table = np.zeros((h, w), np.uint8)
-        poly = mapper.table_polygon_px(0.0)
-        cv2.fillConvexPoly(table, np.round(poly * 16).astype(np.int32), 255, cv2.LINE_8, 4)
-        model = learn_model(image, players, known, table, config.colour_model)
+        table = table_pixels((h, w), mapper.table_polygon_px(0.0))
+        everything = [ball for balls in known.values() for ball in balls]
+        balls = disc_mask((h, w), np.array([b[:2] for b in everything]), np.array([b[2] for b in everything]), 1.5) \
+            if everything else None
+        check_separation({p: colour_lab(p, colours) for p in players}, surface_lab(image, table, balls),
+                         config.colour_model.min_delta_e, "give the players' colours as measured (`referee calibrate "
+                         "--assign`), or play with balls of more distinct colours")
+        model = learn_model(image, players, known, table, config.colour_model, colours)
         return cls(model, mapper, (w, h), config.detector, game_vision(mapper.profile.game).max_hop_mm)
 
     def _radius_map(self, w: int, h: int, step: int = 16) -> np.ndarray:

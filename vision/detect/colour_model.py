@@ -20,7 +20,11 @@ colour (Piratenbillard's starting rows, the Play Line) count against it.
 
 Samples come, best first, from balls sitting in known places in the first
 frames (every Piratenbillard starting space holds its seat's ball), or from
-the nominal colour that the player's id names, shaded synthetically.
+the player's given colour (the session's, the calibration's learned one, the
+profile's; `referee.session` picks it), or from the nominal colour that the
+player's id names, each shaded synthetically. Colours too alike to tell apart,
+one player's and another's or one and the table surface's, are refused at start
+(`check_separation`).
 """
 
 from __future__ import annotations
@@ -31,8 +35,10 @@ from typing import Mapping, Sequence
 import cv2
 import numpy as np
 
+from rules.colours import BallColour, delta_e
 from rules.errors import InputError
 from vision.config import ColourModelConfig
+from vision.mapping import BoardMapper
 
 QUANT = 2  # 8-bit L, a*, b* are shifted right by 2 for the lookup table: 64^3 bins
 LBINS = 8  # lightness bands of the class histograms
@@ -43,8 +49,10 @@ UNSEEN = 0.002  # background density (of its peak) below which the table never s
 RING_SCALE = 1.8  # the table within this many radii of a known ball is its close background
 UNKNOWN = 255  # label of "coloured, but no player's colour"
 BACKGROUND = 0
+MARKER_MARGIN = 1.5  # a printed marker with its white margin, in marker sizes: left out when looking for balls
+LIT = 20  # percent of a ball's more saturated pixels, the brightest, that show it fully lit (`ball_colour`)
 
-# Nominal ball colours, sRGB as BGR 0..255, by player id: used until real balls are seen.
+# Nominal ball colours, sRGB as BGR 0..255, by player id: for a player named by colour whose colour is not given.
 NOMINAL_BGR: dict[str, tuple[int, int, int]] = {
     "red": (31, 31, 217),
     "blue": (217, 97, 20),
@@ -87,6 +95,63 @@ class ColourModel:
         labels = self.labels[index]
         labels[~valid] = BACKGROUND
         return labels
+
+
+def colour_bgr(player: str, colours: Mapping[str, BallColour] | None = None) -> tuple[int, int, int]:
+    """The player's ball colour as sRGB BGR 0..255: the given one, else the nominal one their id names."""
+    given = (colours or {}).get(player)
+    if given is not None:
+        return given.bgr
+    if player not in NOMINAL_BGR:
+        raise InputError(
+            f"no colour for player {player!r}: give it (--colour {player}=#rrggbb, the session's game_start "
+            f"'colour', or the profile's 'ball_colours'), learn it with `referee calibrate --assign`, or name "
+            f"players by ball colour ({', '.join(NOMINAL_BGR)})")
+    return NOMINAL_BGR[player]
+
+
+def colour_lab(player: str, colours: Mapping[str, BallColour] | None = None) -> tuple[float, float, float]:
+    """The player's ball colour in CIE Lab (L* 0-100): the given one, else the nominal one."""
+    given = (colours or {}).get(player)
+    if given is not None:
+        return given.lab
+    b, g, r = colour_bgr(player)
+    return BallColour.from_srgb((r, g, b)).lab
+
+
+def table_pixels(shape: tuple[int, ...], polygon_px: np.ndarray) -> np.ndarray:
+    """A uint8 mask (255 inside) of the table's outline in image pixels."""
+    mask = np.zeros(shape[:2], np.uint8)
+    cv2.fillConvexPoly(mask, np.round(np.asarray(polygon_px) * 16).astype(np.int32), 255, cv2.LINE_8, 4)
+    return mask
+
+
+def surface_lab(image: np.ndarray, table_mask: np.ndarray,
+                balls_mask: np.ndarray | None = None) -> tuple[float, float, float]:
+    """The table surface's colour in CIE Lab: the median of the table's pixels (outside `balls_mask`)."""
+    keep = table_mask > 0
+    if balls_mask is not None:
+        keep &= balls_mask == 0
+    if not keep.any():
+        raise InputError("the table is not in view of this frame; check the calibration")
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)[keep].astype(float)
+    light, a, b = np.median(lab, axis=0)
+    return float(light * 100 / 255), float(a - 128), float(b - 128)
+
+
+def check_separation(colours: Mapping[str, tuple[float, float, float]], surface: tuple[float, float, float] | None,
+                     min_delta_e: float, fix: str) -> None:
+    """Refuse, in one line, the closest pair of colours (two players', or one player's and the table surface's)
+    nearer than `min_delta_e` (CIE76); `fix` says what to do."""
+    pairs = [(delta_e(colours[a], colours[b]), f"player {a!r} and player {b!r}")
+             for i, a in enumerate(colours) for b in list(colours)[i + 1:]]
+    if surface is not None:
+        pairs += [(delta_e(lab, surface), f"player {player!r} and the table surface")
+                  for player, lab in colours.items()]
+    close = min(pairs, default=None)
+    if close is not None and close[0] < min_delta_e:
+        raise InputError(f"the ball colours of {close[1]} are too alike to tell apart: ΔE {close[0]:.1f} "
+                         f"(CIE76 Lab distance; at least {min_delta_e:g} is needed); {fix}")
 
 
 def nominal_samples(bgr: tuple[int, int, int]) -> np.ndarray:
@@ -144,8 +209,10 @@ def _lut_features() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.
 
 def build_model(player_samples: Mapping[str, np.ndarray | None], background: np.ndarray | None,
                 config: ColourModelConfig = ColourModelConfig(),
-                fill: Mapping[str, float] | None = None) -> ColourModel:
-    """Lab samples per player (None: use the nominal colour) and of the background -> a model."""
+                fill: Mapping[str, float] | None = None,
+                colours: Mapping[str, BallColour] | None = None) -> ColourModel:
+    """Lab samples per player (None: their given colour in `colours`, else the nominal colour their id names)
+    and of the background -> a model."""
     players = tuple(player_samples)
     if not players:
         raise InputError("colour model: no players to model")
@@ -153,11 +220,10 @@ def build_model(player_samples: Mapping[str, np.ndarray | None], background: np.
     for player in players:
         samples = player_samples[player]
         if samples is None or len(samples) == 0:
-            if player not in NOMINAL_BGR:
-                raise InputError(
-                    f"no nominal colour for player {player!r}; name players by ball colour "
-                    f"({', '.join(NOMINAL_BGR)}) or learn the colours from a frame with their balls in place")
-            hists.append(_histogram(nominal_samples(NOMINAL_BGR[player]), config.nominal_smoothing_bins, config))
+            # a colour guessed from the id is blurred more than one given for these balls (or measured on them)
+            given = player in (colours or {})
+            hists.append(_histogram(nominal_samples(colour_bgr(player, colours)),
+                                    config.smoothing_bins if given else config.nominal_smoothing_bins, config))
             learned.append(False)
         else:
             hists.append(_histogram(samples, config.smoothing_bins, config))
@@ -193,10 +259,11 @@ def disc_mask(shape: tuple[int, int], centres_px: np.ndarray, radii_px: np.ndarr
 
 
 def learn_model(image: np.ndarray, players: Sequence[str], known_px: Mapping[str, Sequence[tuple[float, float, float]]],
-                table_mask: np.ndarray, config: ColourModelConfig = ColourModelConfig()) -> ColourModel:
+                table_mask: np.ndarray, config: ColourModelConfig = ColourModelConfig(),
+                colours: Mapping[str, BallColour] | None = None) -> ColourModel:
     """Learn from one frame: ball pixels at `known_px` (player -> [(u, v, r_px)]), background elsewhere on the table.
 
-    Players without known balls keep their nominal colour. The ball discs that
+    Players without known balls keep their given colour (`colours`), else their nominal one. The ball discs that
     disagree with the rest of their player's discs (an empty starting space, a
     hand) are dropped before learning.
     """
@@ -226,7 +293,7 @@ def learn_model(image: np.ndarray, players: Sequence[str], known_px: Mapping[str
         if len(ring):
             copies = int(np.ceil(config.ring_weight / (1 - config.ring_weight) * len(background) / len(ring)))
             background = np.vstack([background, np.tile(ring, (copies, 1))])
-    model = build_model(samples, background, config)
+    model = build_model(samples, background, config, colours=colours)
     return _with_fill(model, lab, known_px)
 
 
@@ -275,3 +342,129 @@ def bgr_label_table(model: ColourModel) -> np.ndarray:
         bgr = np.stack([np.tile(b, step), np.tile(g, step), r], axis=-1)[None]
         table[r0 << 16:(r0 + step) << 16] = model.classify(bgr)[0]
     return table
+
+
+@dataclass(frozen=True)
+class ColourCluster:
+    """Ball-sized blobs of one colour on a frame: their median colour and where they are."""
+
+    lab: tuple[float, float, float]  # CIE Lab (L* 0-100): the median of its balls' colours
+    balls: tuple[tuple[float, float, float], ...]  # (u, v, r) image pixels of each ball
+
+    @property
+    def colour(self) -> BallColour:
+        return BallColour(self.lab)
+
+
+def find_ball_colours(image: np.ndarray, mapper: BoardMapper,
+                      config: ColourModelConfig = ColourModelConfig()) -> list[ColourCluster]:
+    """The colours of the balls on a frame of the table, most balls first, for a person to say whose is which.
+
+    The table without its balls is estimated by a median filter wider than a ball (a ball is small against
+    it; painted areas and the surface are not), so the pixels that differ from it by `min_delta_e` / 2 or more
+    (CIE76) and make a blob of about a ball's size at its place (a ball and its shadow; not a line, a marker or
+    a painted area) are balls. Each blob's colour is the median of the disc around its innermost point (the
+    ball, not its shadow), lightness-gated as the model is; blobs whose colours lie within `min_delta_e` / 2 of
+    each other are one cluster (single linkage): colours closer than `min_delta_e` are refused anyway.
+    """
+    h, w = image.shape[:2]
+    printed = np.zeros((h, w), np.uint8)
+    for marker in mapper.profile.markers.markers:  # printed squares and their white margins, not balls
+        centre = np.array(marker.center, float)
+        square = centre + MARKER_MARGIN * (np.array(marker.corners, float) - centre)
+        cv2.fillConvexPoly(printed, np.round(mapper.calibration.board_to_image(square)).astype(np.int32), 255)
+    table = table_pixels((h, w), mapper.table_polygon_px(0.0))
+    corners = mapper.table_polygon_px(0.0)
+    r_max = float(np.nanmax(mapper.ball_radius_px(mapper.to_board(corners))))
+    scale = min(1.0, 6.0 / max(r_max, 1.0))  # the largest ball about 6 px in radius
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    lab8 = cv2.cvtColor(small, cv2.COLOR_BGR2LAB)
+    on_table = cv2.resize(table, size, interpolation=cv2.INTER_NEAREST) > 0
+    around = lab8.copy()
+    around[~on_table] = np.median(lab8[on_table], axis=0).astype(np.uint8)  # beyond the table: not its colour
+    keep = on_table & (cv2.resize(printed, size, interpolation=cv2.INTER_NEAREST) == 0)
+    window = 2 * int(np.ceil(3 * r_max * scale)) + 1  # 6 radii: a ball is a fifth of it
+    empty = cv2.merge([cv2.medianBlur(channel, window) for channel in cv2.split(around)])
+    differs = _delta_e8(lab8, empty) >= config.min_delta_e / 2
+    # an opening by a disc of half a ball's radius (the smallest ball's) takes away lines and edges, not balls
+    r_min = float(np.nanmin(mapper.ball_radius_px(mapper.to_board(corners)))) * scale
+    side = max(3, 2 * int(round(r_min / 2)) + 1)
+    blobs = cv2.morphologyEx((differs & keep).astype(np.uint8), cv2.MORPH_OPEN,
+                             cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
+    count, comp, stats, centroids = cv2.connectedComponentsWithStats(blobs, connectivity=8)
+    full_lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
+    found: list[tuple[tuple[float, float, float], tuple[float, float, float]]] = []
+    for i in range(1, count):
+        x, y, bw, bh, area = stats[i]
+        centre = centroids[i] / scale
+        r = float(mapper.ball_radius_px(mapper.to_board(centre[None]))[0])
+        expected = np.pi * (r * scale) ** 2
+        if not (0.4 * expected <= area <= 2.5 * expected) or max(bw, bh) > 4 * r * scale:
+            continue
+        inside = (comp[y:y + bh, x:x + bw] == i).astype(np.uint8)
+        _, enclosing = cv2.minEnclosingCircle(cv2.findNonZero(inside))
+        if area < 0.5 * np.pi * enclosing ** 2:  # not round: a corner of a band, a piece of a line
+            continue
+        # its centre: the blob's pixels weighted by how far their hue and chroma are from the table's (a shadow
+        # darkens the table but keeps its a*, b*; the ball does not)
+        x0, y0 = int(x / scale), int(y / scale)
+        x1, y1 = min(w, int(np.ceil((x + bw) / scale))), min(h, int(np.ceil((y + bh) / scale)))
+        part = cv2.resize(inside, (x1 - x0, y1 - y0), interpolation=cv2.INTER_NEAREST) > 0
+        seen = full_lab[y0:y1, x0:x1].astype(np.float32)
+        under = cv2.resize(empty[y:y + bh, x:x + bw], (x1 - x0, y1 - y0), interpolation=cv2.INTER_NEAREST)
+        weight: np.ndarray = np.hypot(*(seen[..., 1:] - under[..., 1:]).transpose(2, 0, 1)) * part
+        if weight.sum() <= 0:
+            weight = part.astype(np.float32)
+        ys, xs = np.mgrid[y0:y1, x0:x1]
+        u, v = float((weight * xs).sum() / weight.sum()), float((weight * ys).sum() / weight.sum())
+        disc = disc_mask((h, w), np.array([[u, v]]), np.array([r]), 0.7)
+        pixels = full_lab[disc > 0]
+        pixels = pixels[(pixels[:, 0] >= config.min_lightness) & (pixels[:, 0] <= config.max_lightness)]
+        if len(pixels) < 5:
+            continue
+        colour = ball_colour(pixels)
+        ring = (disc_mask((h, w), np.array([[u, v]]), np.array([r]), 2.5) > 0) & (table > 0) \
+            & (disc_mask((h, w), np.array([[u, v]]), np.array([r]), 1.5) == 0)
+        around_ball = np.median(full_lab[ring].astype(float), axis=0) - [0, 128, 128] if ring.any() else None
+        if around_ball is not None and delta_e(colour, (around_ball[0] * 100 / 255, around_ball[1], around_ball[2])) \
+                < config.min_delta_e / 2:
+            continue  # the table's own colour where the table-without-balls estimate went wrong (a narrow strip)
+        found.append((colour, (float(u), float(v), r)))
+    return _linked(found, config.min_delta_e / 2)
+
+
+def ball_colour(pixels: np.ndarray) -> tuple[float, float, float]:
+    """A ball's own colour (CIE Lab, L* 0-100) from its 8-bit Lab pixels: how it looks where the light falls
+    fully, as a colour given is taken (the detector shades it darker, `nominal_samples`). Shading darkens a ball
+    and a highlight whitens it, taking chroma away, so these are its brightest pixels among those that keep
+    their chroma: the median of the top `LIT` of the lightness of its more saturated half."""
+    lab = pixels.astype(float) - [0, 128, 128]
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
+    vivid = lab[chroma >= np.median(chroma)]
+    lit = vivid[vivid[:, 0] >= np.percentile(vivid[:, 0], 100 - LIT)]
+    light, a, b = np.median(lit, axis=0)
+    return float(light * 100 / 255), float(a), float(b)
+
+
+def _delta_e8(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """CIE76 distance between two 8-bit OpenCV Lab images."""
+    d = first.astype(np.float32) - second.astype(np.float32)
+    d[..., 0] *= 100 / 255
+    return np.sqrt((d ** 2).sum(axis=-1))
+
+
+def _linked(found: list[tuple[tuple[float, float, float], tuple[float, float, float]]],
+            within: float) -> list[ColourCluster]:
+    """Single-linkage clusters of the blobs' colours (blobs within `within` ΔE join), most blobs first."""
+    groups: list[list[int]] = []
+    for i, (lab, _) in enumerate(found):
+        near = [g for g in groups if any(delta_e(lab, found[j][0]) < within for j in g)]
+        merged = [i] + [j for g in near for j in g]
+        groups = [g for g in groups if g not in near] + [merged]
+    clusters = []
+    for group in groups:
+        labs = np.array([found[j][0] for j in group])
+        light, a, b = np.median(labs, axis=0)
+        clusters.append(ColourCluster((float(light), float(a), float(b)), tuple(found[j][1] for j in sorted(group))))
+    return sorted(clusters, key=lambda c: (-len(c.balls), c.lab))
