@@ -2,9 +2,11 @@
 
 Each entry says where the game's simulator lives (a module whose `SIMULATOR`
 is a `simulation.trajectory.GameSimulator`: match function, scenario names,
-options) and what the renderer and the camera need to know about the game:
-where the `behind_play_line` camera stands, what the balls are made of, and
-whether a player stands at a Play Line to be composited into the frames.
+options), where its randomised tables are drawn (a module whose `RECIPE` is a
+`simulation.variants.VariantRecipe`), and what the renderer and the camera
+need to know about the game: where the `behind_play_line` camera stands,
+what the balls are made of, and whether a player stands at a Play Line to be
+composited into the frames.
 Adding a game to the simulator is one new module plus one entry in `GAMES`.
 
 This module imports nothing heavy (the standard library and rules.errors), so
@@ -56,6 +58,7 @@ class SimulatedGame:
     behind_play_line: PlayerView  # the `behind_play_line` camera preset
     ball_material: str  # how simulation.sprites shades a ball: "glass" or "wood"
     player_at_play_line: bool  # the renderer composites the player's photograph at the Play Line
+    variants: str | None = None  # the module whose RECIPE draws the game's randomised tables (simulation.variants)
 
     def simulator(self) -> GameSimulator[Any, Any]:
         """The game's match function, scenario names and options (its module is imported here, once)."""
@@ -66,11 +69,11 @@ GAMES: dict[str, SimulatedGame] = {game.name: game for game in (
     # high angle from behind the Play Line, looking up the slope; the shooter stands at the line
     SimulatedGame("starcluster", "simulation.starcluster",
                   PlayerView(back_mm=700.0, height_mm=800.0, aim=0.5), ball_material="glass",
-                  player_at_play_line=True),
+                  player_at_play_line=True, variants="simulation.starcluster_variants"),
     # from the south seat's side, above the player's head; the balls are struck from below the board
     SimulatedGame("piratenbillard", "simulation.piratenbillard",
                   PlayerView(back_mm=420.0, height_mm=620.0, aim=0.45), ball_material="wood",
-                  player_at_play_line=False),
+                  player_at_play_line=False, variants="simulation.piratenbillard_variants"),
 )}
 
 

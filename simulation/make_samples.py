@@ -14,7 +14,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from calibration.profile import load_profile
+from calibration.profile import parse_profile
 from simulation.games import GAMES
 from simulation.realism import Realism
 from simulation.render import PLAYER_COLOURS
@@ -34,7 +34,7 @@ def samples() -> list[tuple[str, str]]:
 
 def contact_sheet(video: Path, truth: dict, out: Path, tiles: int = 6, tile_w: int = 640) -> None:
     """A grid of frames at the clip's key moments, with each ball's id and place drawn from the truth."""
-    profile = load_profile(truth["game"])
+    profile = parse_profile(truth["profile"], f"{video.parent}/truth.json")  # the table the clip was drawn on
     times = [e["t"] for e in truth["events"] if e["type"] in ("shot_started", "table_settled", "ball_lifted",
                                                               "play_line_crossing", "table_movement")]
     n = truth["frame_count"]
@@ -103,6 +103,9 @@ each ball ringed at its truth pixel - white when visible, red when hidden - and 
 Make your own: `referee simulate --game starcluster|piratenbillard --seed N --out DIR
 [--scenario NAME] [--duration S] [--camera overhead|behind_play_line] [--width W --height H --fps F]
 [--players N] [--crf Q] [--clean]`. The same seed and options give a byte-identical truth.json.
+
+Randomised table variants (issue 15: other slot counts, ball and cell sizes, gutters, cameras, colours) are in
+[variants/](variants/README.md), one level deeper so that nothing taking every `<game>/<scenario>/` picks them up.
 
 ## How it is made
 

@@ -75,6 +75,7 @@ class PiratenbillardOptions:
     debounce_s: float = 0.5  # all balls at rest this long -> table_settled
     aim_noise_mm: float = 13.0  # standard deviation of the landing point per axis
     max_shots: int = 400
+    seat_colours: tuple[str, ...] | None = None  # the players' ball colours in seat order; None: SEAT_COLOURS
 
 
 @dataclass
@@ -219,7 +220,12 @@ def simulate_piratenbillard(profile: PiratenbillardProfile, seed: int, scenario:
     players = options.players if options.players is not None else need
     if not 2 <= players <= 4 or players < need:
         raise InputError(f"Piratenbillard scenario {scenario!r} needs {need} to 4 players, got {players}")
-    seats = {SEAT_COLOURS[s]: s for s in SEATS_FOR[players]}
+    if options.seat_colours is not None and (len(options.seat_colours) != players
+                                             or len(set(options.seat_colours)) != players):
+        raise InputError(f"seat_colours {options.seat_colours} must name {players} different colours, one per "
+                         "player in seat order")
+    colours = options.seat_colours or tuple(SEAT_COLOURS[s] for s in SEATS_FOR[players])
+    seats = {colour: s for colour, s in zip(colours, SEATS_FOR[players])}
     config = {"target_points": options.target_points}
     engine = make_engine("piratenbillard", config)
     balls: list[_Ball] = []

@@ -10,6 +10,7 @@ truth and video agree by construction (the tests check it on decoded video).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,8 +28,9 @@ from simulation.realism import Effects, Realism
 from simulation.trajectory import Match, SimFrame
 from vision.video_io import VideoWriter
 
-# Ball colours (BGR, 0..1), distinct in hue: player id -> colour.
-PLAYER_COLOURS = {
+Colour = tuple[float, float, float]  # BGR, 0..1
+# Ball colours, distinct in hue: player id -> colour.
+PLAYER_COLOURS: dict[str, Colour] = {
     "red": (0.12, 0.12, 0.85),
     "blue": (0.85, 0.38, 0.08),
     "yellow": (0.10, 0.82, 0.95),
@@ -68,14 +70,11 @@ class FrameTruth:
     table_shift: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
-def colour_of(owner: str) -> np.ndarray:
-    return np.array(PLAYER_COLOURS.get(owner, (0.6, 0.6, 0.6)), np.float32)
-
-
 class Renderer:
     def __init__(self, profile: TableProfile, camera: Camera, realism: Realism, fps: float, seed: int,
-                 board_px_per_mm: float | None = None) -> None:
+                 board_px_per_mm: float | None = None, colours: Mapping[str, Colour] | None = None) -> None:
         self.profile, self.camera, self.realism = profile, camera, realism
+        self.colours = {**PLAYER_COLOURS, **(colours or {})}  # a table variant brings its own ball colours
         self.radius = profile.ball_diameter_mm / 2
         game = simulated_game(profile.game)
         self.material = game.ball_material
@@ -91,6 +90,9 @@ class Renderer:
         self.effects = Effects(realism, camera.width, camera.height, fps, seed)
         self._background_key: tuple | None = None
         self._background: np.ndarray | None = None
+
+    def colour_of(self, owner: str) -> np.ndarray:
+        return np.array(self.colours.get(owner, (0.6, 0.6, 0.6)), np.float32)
 
     def _table(self, shift: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
         s = shift_matrix(self.profile, *shift)
@@ -136,7 +138,7 @@ class Renderer:
                 if not np.isfinite(length) or length > MAX_BLUR_PX:  # a streak longer than that reads as a line
                     scale = MAX_BLUR_PX / length if np.isfinite(length) else 0.0
                     blur = (blur[0] * scale, blur[1] * scale)
-            sprites.draw_ball(img, (uv[i, 0], uv[i, 1]), r_px[i], colour_of(b.owner), self.material,
+            sprites.draw_ball(img, (uv[i, 0], uv[i, 1]), r_px[i], self.colour_of(b.owner), self.material,
                               self.light_cam, blur)
         cover = np.zeros((cam.height, cam.width), bool)
         hand_px = None
@@ -227,11 +229,14 @@ def _floor(width: int, height: int, seed: int) -> np.ndarray:
 
 
 def render_clip(match: Match, profile: TableProfile, profile_json: dict, camera: Camera, realism: Realism,
-                out_dir: str | Path, progress: bool = True) -> list[FrameTruth]:
-    """Render every frame of `match` to out_dir/video.mp4 (H.264); return the per-frame truth."""
+                out_dir: str | Path, progress: bool = True,
+                colours: Mapping[str, Colour] | None = None) -> list[FrameTruth]:
+    """Render every frame of `match` to out_dir/video.mp4 (H.264); return the per-frame truth.
+
+    `colours` (player -> BGR 0..1) adds to or overrides PLAYER_COLOURS."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    renderer = Renderer(profile, camera, realism, match.fps, match.seed)
+    renderer = Renderer(profile, camera, realism, match.fps, match.seed, colours=colours)
     truths: list[FrameTruth] = []
     bar = tqdm(total=len(match.frames), unit="frame", desc=f"render {match.game}/{match.scenario}",
                disable=not progress, leave=False)

@@ -184,6 +184,11 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
             elif n == 0 and ratio >= config.kept and (player, at) in held and (player, at) not in near:
                 # a sliver of a ball that lay here, no detected ball of its colour near that it could belong to
                 extra.append(BallSighting(player, at, config.kept_confidence))
+            elif n == 0 and arrived[(player, at)] and (player, at) not in near \
+                    and any(c for other, c in counts.items() if other != player):
+                # a ball followed into this place until it rested, now hidden behind another player's ball in the
+                # same place (seen from the side, a few per cent of it shows): the tracks say it is there
+                extra += [BallSighting(player, at, config.kept_confidence)] * arrived[(player, at)]
             n += len(extra)
             # balls that lay here at the last settle and have not left (the pipeline takes a struck or lifted
             # ball out of `previous`) are still here when another player's ball has landed in the place since:
