@@ -479,8 +479,9 @@ class RefereeSession:
                 # beside the frame loop; a live source never waits for it, a file is refereed the same however fast
                 pose = PoseWatch(PoseEstimator(setup.pose_model, setup.pipeline.pose.pose_threads), setup.profile,
                                  setup.pipeline.pose, setup.pipeline.play_line, live=source.live)
+            balls = make_engine(spec.game, setup.rules_config).balls_per_player
             pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(
-                                      spec, setup.pipeline, setup.umpire), setup.calibration, table_reader, pose,
+                                      spec, setup.pipeline, setup.umpire, balls), setup.calibration, table_reader, pose,
                                       record_tracks=spec.tracks)
             if claim is None:  # a new run: its folder is taken only once every input has been read and loaded
                 claim = claim_folder(spec.out, spec.start, what)
@@ -917,13 +918,14 @@ def _holds_events(folder: Path) -> bool:
     return path.exists() and any(line.strip() for line in path.read_bytes().split(b"\n"))
 
 
-def _named_detector(spec: RunSpec, config: PipelineConfig, umpire: tuple[Event, ...]) -> DetectorFactory:
+def _named_detector(spec: RunSpec, config: PipelineConfig, umpire: tuple[Event, ...],
+                    balls_per_player: int) -> DetectorFactory:
     from vision.detect import make_detector  # the backends load only when a run needs them
 
     start = next((event for event in umpire if isinstance(event, GameStart)), None)
     colours = {p.id: p.colour for p in start.players if p.colour is not None} if start is not None else {}
 
     def detector(first_image: Any, mapper: Any, players: list[str], samples: dict[str, Any]) -> Any:
-        return make_detector(spec.detector, first_image, mapper, players, samples, config, colours)
+        return make_detector(spec.detector, first_image, mapper, players, samples, config, colours, balls_per_player)
 
     return detector

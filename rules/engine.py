@@ -199,3 +199,7 @@ class RulesEngine(Protocol):
 
     def standings(self) -> Standings:
         """The score as it stands now."""
+
+    @property
+    def balls_per_player(self) -> int:
+        """How many balls each player plays with (the rules config's): vision never looks for more in one place."""

@@ -187,6 +187,10 @@ class PiratenbillardEngine:
         return [Decision(t=t, kind=DecisionKind.WARNING, cause=None,
                          summary=f"the log ends before the game does: {self._status()}")]
 
+    @property
+    def balls_per_player(self) -> int:
+        return self.config.balls_per_player
+
     def standings(self) -> Standings:
         totals = {p: self._points[p] for p in self._players}
         games: tuple[GameScore, ...] = ()

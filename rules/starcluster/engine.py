@@ -269,6 +269,10 @@ class StarClusterEngine:
             free_shots=MappingProxyType({p: self._free_shots[p] for p in players}),
         )
 
+    @property
+    def balls_per_player(self) -> int:
+        return self.config.balls_per_player
+
     def standings(self) -> Standings:
         games = []
         for game in self._games:

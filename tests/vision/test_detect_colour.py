@@ -318,3 +318,26 @@ def test_a_row_of_eight_touching_balls_is_eight_balls_where_they_lie(pirate, alo
     seen = mapper.to_board(np.array([[d.u, d.v] for d in blues]))
     for ball in row:
         assert np.sort(np.hypot(seen[:, 0] - ball.x, seen[:, 1] - ball.y))[0] < r / 2
+
+
+def test_a_blob_of_more_whole_balls_than_a_player_has_is_not_split_into_balls(pirate):
+    """A long thick stroke of red paint (a sleeve, a painted band: thinner than a ball, so the depth test passes
+    it) holds more whole ball discs than a player has balls (8): with `balls_per_player` it is no balls, and it
+    is not split; without the limit it is split into a row of phantom balls."""
+    profile, match, renderer, mapper, detector = pirate
+    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls))
+    image, _ = renderer.render(still)
+    red = next(d for d in detector.detect(image) if d.colour == "red")
+    r = int(round(red.radius_px))
+    colour = [int(c) for c in image[int(red.v), int(red.u) - r // 3]]  # a lit part of a red ball
+    (x0, y0), (x1, y1) = (np.round(mapper.ball_centre_px(np.array([profile.space_center(4, 1),
+                                                                   profile.space_center(4, 8)])))).astype(int)
+    painted = image.copy()
+    cv2.line(painted, (x0, y0), (x1, y1), colour, 2 * r)
+    h, w = image.shape[:2]
+    on_stroke = lambda found: [d for d in found if d.colour == "red" and abs(d.v - (y0 + y1) / 2) < 2 * r
+                               and min(x0, x1) - r < d.u < max(x0, x1) + r]
+    limited = ColourDetector(detector.model, mapper, (w, h), detector.config, detector.hop_mm, balls_per_player=8)
+    unlimited = ColourDetector(detector.model, mapper, (w, h), detector.config, detector.hop_mm)
+    assert len(on_stroke(unlimited.detect(painted))) > 8  # split into more balls than red has
+    assert on_stroke(limited.detect(painted)) == []

@@ -29,10 +29,11 @@ DETECTORS: dict[str, Any] = {"color": ColourDetector}
 def make_detector(name: str, first_image: np.ndarray, mapper: BoardMapper, players: Sequence[str],
                   samples_mm: Mapping[str, Sequence[Point]] | None = None,
                   config: PipelineConfig = PipelineConfig(),
-                  colours: Mapping[str, BallColour] | None = None) -> Detector:
-    """Set up backend `name` for this view and these players (`colours`: the ones given, by player)."""
+                  colours: Mapping[str, BallColour] | None = None, balls_per_player: int | None = None) -> Detector:
+    """Set up backend `name` for this view and these players (`colours`: the ones given, by player;
+    `balls_per_player`: the most balls of one colour there can be)."""
     try:
         backend = DETECTORS[name]
     except KeyError:
         raise InputError(f"unknown detector {name!r}; use one of {', '.join(DETECTORS)}") from None
-    return backend.learn(first_image, mapper, players, samples_mm, config, colours)
+    return backend.learn(first_image, mapper, players, samples_mm, config, colours, balls_per_player)

@@ -81,13 +81,16 @@ class ColourDetector:
     name = "color"
 
     def __init__(self, model: ColourModel, mapper: BoardMapper, image_size: tuple[int, int] | None = None,
-                 config: ColourDetectorConfig = ColourDetectorConfig(), hop_mm: float = 0.0) -> None:
+                 config: ColourDetectorConfig = ColourDetectorConfig(), hop_mm: float = 0.0,
+                 balls_per_player: int | None = None) -> None:
         """`hop_mm`: how high above its resting height a ball may fly (the game's `max_hop_mm`): the air above
-        the table up to there is looked at too."""
+        the table up to there is looked at too. `balls_per_player`: a blob of one colour that would hold more
+        balls than that (a hand, a sleeve, paint) is not balls, and is not split (None: no limit)."""
         self.model = model
         self.mapper = mapper
         self.config = config
         self.hop_mm = hop_mm
+        self.balls_per_player = balls_per_player
         width, height = image_size or mapper.calibration.image_size
         poly = mapper.air_polygon_px(_grown(mapper.profile.table, TABLE_MARGIN_MM), hop_mm)
         x0, y0 = np.floor(poly.min(axis=0)).astype(int)
@@ -124,7 +127,8 @@ class ColourDetector:
     def learn(cls, image: np.ndarray, mapper: BoardMapper, players: Sequence[str],
               samples_mm: Mapping[str, Sequence[Point]] | None = None,
               config: PipelineConfig = PipelineConfig(),
-              colours: Mapping[str, BallColour] | None = None) -> ColourDetector:
+              colours: Mapping[str, BallColour] | None = None,
+              balls_per_player: int | None = None) -> ColourDetector:
         """A detector whose colours are learned from `image`, the first frame of a game.
 
         `samples_mm` (player -> board points known to hold that player's balls on this frame, from the
@@ -148,7 +152,8 @@ class ColourDetector:
                          config.colour_model.min_delta_e, "give the players' colours as measured (`referee calibrate "
                          "--assign`), or play with balls of more distinct colours")
         model = learn_model(image, players, known, table, config.colour_model, colours)
-        return cls(model, mapper, (w, h), config.detector, game_vision(mapper.profile.game).max_hop_mm)
+        return cls(model, mapper, (w, h), config.detector, game_vision(mapper.profile.game).max_hop_mm,
+                   balls_per_player)
 
     def _radius_map(self, w: int, h: int, step: int = 16) -> np.ndarray:
         """Expected ball radius (px) at every pixel of the box, interpolated from a coarse grid."""
@@ -278,9 +283,10 @@ class ColourDetector:
             # a ball whose whole disc reads as its colour (on a dark gutter, say) covers 1/fill expected areas,
             # more than `split_area`: it is split only when the blob does not fit in one ball's circle
             several = n > cfg.split_area and not _one_disc(sub, r, cfg.one_ball_radius)
-            if several and _depth(sub) > cfg.max_depth_radii * r:
-                # thicker than a ball anywhere: a hand, a sleeve or a painted area, not balls (remembered as
-                # such, so a still one is not measured again)
+            if several and (self.balls_per_player is not None and n * fill > self.balls_per_player + 0.5
+                            or _depth(sub) > cfg.max_depth_radii * r):
+                # more whole ball discs than a player has, or thicker than a ball anywhere: a hand, a sleeve or a
+                # painted area, not balls (remembered as such, so a still one is not measured again)
                 measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area, ())
                 continue
             centres = _split(sub, r, fill, cfg.split_share, cfg.min_width_radii) if several else [(cx - x, cy - y)]
