@@ -437,13 +437,11 @@ def _split(sub: np.ndarray, r: float, fill: float, share: float, min_width: floa
     disc = ((xx * xx + yy * yy) <= r * r).astype(np.float32)
     ys, xs = np.mgrid[0:left.shape[0], 0:left.shape[1]]
     want = share * fill * float(disc.sum())
+    blocked = np.zeros(left.shape, bool)  # within a radius of a ball found: touching balls' centres lie further apart
     chosen: list[tuple[float, float]] = []
     while True:
         cover = cv2.filter2D(left, -1, disc, anchor=(pad, pad), borderType=cv2.BORDER_CONSTANT)
-        for px, py in chosen:  # touching balls' centres lie at least a radius apart in any view
-            if np.isnan(px):
-                continue
-            cover[(xs - px) ** 2 + (ys - py) ** 2 < r * r] = 0
+        cover[blocked] = 0
         y, x = np.unravel_index(int(np.argmax(cover)), cover.shape)
         if cover[y, x] < want:
             break
@@ -452,7 +450,8 @@ def _split(sub: np.ndarray, r: float, fill: float, share: float, min_width: floa
             near = ((xs - px) ** 2 + (ys - py) ** 2 <= r * r) & (left > 0)
             if near.any():
                 px, py = float(xs[near].mean()), float(ys[near].mean())
-        inside = (xs - px) ** 2 + (ys - py) ** 2 <= r * r
+        d2 = (xs - px) ** 2 + (ys - py) ** 2
+        inside = d2 <= r * r
         covered = float(left[inside].sum())
         left[inside] = 0
         apart = all(np.isnan(qx) or (px - qx) ** 2 + (py - qy) ** 2 >= r * r for qx, qy in chosen)
@@ -460,6 +459,7 @@ def _split(sub: np.ndarray, r: float, fill: float, share: float, min_width: floa
         # painted line or a stripe of shading covers it in one direction only)
         if covered >= want and apart and _width(xs[inside & (padded > 0)], ys[inside & (padded > 0)]) >= min_width * r:
             chosen.append((px, py))
+            blocked |= d2 < r * r
         else:  # explained, but no ball
             chosen.append((np.nan, np.nan))
     balls = [(px - pad, py - pad) for px, py in chosen if not np.isnan(px)]
@@ -473,6 +473,16 @@ def _width(xs: np.ndarray, ys: np.ndarray) -> float:
     pts = np.column_stack([xs, ys]).astype(np.float64)
     pts -= pts.mean(axis=0)
     _, vectors = np.linalg.eigh(pts.T @ pts)
-    across = pts @ vectors[:, 0]
-    lo, hi = np.percentile(across, (5, 95))
-    return float(hi - lo) + 1.0
+    across = np.sort(pts @ vectors[:, 0])
+    return _percentile(across, 95) - _percentile(across, 5) + 1.0
+
+
+def _percentile(ordered: np.ndarray, q: float) -> float:
+    """`np.percentile(values, q)` of sorted values, to the last bit (its linear rule), at a tenth of its cost on
+    the few hundred pixels of a disc."""
+    index = q / 100 * (len(ordered) - 1)
+    lo = int(np.floor(index))
+    hi = min(lo + 1, len(ordered) - 1)
+    t = index - lo
+    a, b = float(ordered[lo]), float(ordered[hi])
+    return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t
