@@ -39,7 +39,7 @@ from common import ROOT, each_sample, machine, parser, peak_rss_mb, report_one, 
 def measure(folder: Path, out: Path, pose: bool) -> dict:
     from referee.session import RefereeSession, RunSpec
     from rules.events import TableSettled
-    from vision.evaluate import EvalConfig, evaluate, load_run, load_truth, match_by_time, true_rest_times
+    from vision.evaluate import EvalConfig, evaluate, load_run, load_truth, pair_settles, true_rest_times
 
     truth = load_truth(folder / "truth.json")
     if out.exists():
@@ -65,11 +65,10 @@ def measure(folder: Path, out: Path, pose: bool) -> dict:
     at_start = dropped_by[1] if len(dropped_by) > 1 else dropped
     lags = sorted(1000 * (written[t] - t - feed_start) for t in times[1:])
     run = load_run(out, truth)
-    true_settles = [e for e in truth.events if isinstance(e, TableSettled)]
     run_settles = [e for e in run.events if isinstance(e, TableSettled)]
     rest = true_rest_times(truth)
     latency = []
-    for i, j in match_by_time([e.t for e in true_settles], [e.t for e in run_settles], EvalConfig().event_gate_s):
+    for i, j in pair_settles(truth, run_settles, EvalConfig()):
         if i in rest and run_settles[j].t in written and len(times) > 1 and rest[i] >= times[1]:  # after start-up
             latency.append(1000 * (written[run_settles[j].t] - (feed_start + rest[i])))
     report = evaluate(run, truth)

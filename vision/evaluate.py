@@ -378,9 +378,23 @@ def true_rest_times(truth: Truth) -> dict[int, float]:
     return rest
 
 
+def pair_settles(truth: Truth, run_settles: list[TableSettled], config: EvalConfig) -> list[tuple[int, int]]:
+    """(truth index, run index) of the settles that are the same one, paired by time from when the balls
+    stopped (`true_rest_times`) rather than from the truth's own settle, the simulator's debounce later.
+
+    A marble rocking in its slot keeps the truth's `moving` flag up for a second or two while a referee may
+    rightly call the table settled (its reading no longer changes): timed from the truth's settle, such an early
+    settle and the next one late paired with each other's truth and showed as two settles 2 s late.
+    """
+    t_set = _settles(truth.events)
+    rest = true_rest_times(truth)
+    return match_by_time([rest.get(i, e.t) for i, e in enumerate(t_set)], [e.t for e in run_settles],
+                         config.event_gate_s)
+
+
 def score_timing(run: Iterable[Event], truth: Truth, config: EvalConfig) -> TimingReport:
     t_set, r_set = _settles(truth.events), _settles(run)
-    pairs = match_by_time([e.t for e in t_set], [e.t for e in r_set], config.event_gate_s)
+    pairs = pair_settles(truth, r_set, config)
     rest = true_rest_times(truth)
     error = [1000.0 * (r_set[j].t - t_set[i].t) for i, j in pairs]
     after = [1000.0 * (r_set[j].t - rest[i]) for i, j in pairs if i in rest]

@@ -19,6 +19,7 @@ from vision.evaluate import (
     load_truth,
     match_by_time,
     shots_of,
+    true_rest_times,
 )
 from vision.pipeline import tracked_frame
 from vision.types import BoardBall, Detection, Track, TrackState
@@ -108,6 +109,30 @@ def test_a_late_settle_gives_its_exact_timing_error(tmp_path, truth_path, truth_
     assert report.timing.error_ms.mean == pytest.approx(250 / 3)
     assert report.timing.after_rest_ms.max == pytest.approx(750, abs=1)
     assert report.assignment.accuracy == 1.0  # still paired with its truth settle
+
+
+def test_settles_pair_from_when_the_balls_stopped_not_from_the_truths_own_settle(tmp_path, truth_path, truth_json):
+    """A truth that calls its table settled long after the balls stop (a marble rocking in its slot keeps the
+    simulator's flag up) and a run that settles 0.4 s after they stop and once more later: each run settle is
+    scored against its own table, and the extra one is left unpaired."""
+    truth, run = copy.deepcopy(truth_json), perfect_run(truth_json)
+    rest = true_rest_times(load_truth(truth_path))
+    assert sorted(rest) == [1, 2]
+    for i in rest:
+        settles(truth)[i]["t"] = rest[i] + 1.2  # before the next shot starts
+        settles(run)[i]["t"] = rest[i] + 0.4
+    extra = copy.deepcopy(settles(run)[-1])
+    extra["t"] = rest[2] + 1.33
+    run["events"].append(extra)
+    slow_truth = tmp_path / "truth.json"
+    slow_truth.write_text(json.dumps(truth))
+    report = score(tmp_path, slow_truth, run)
+    assert report.timing.after_rest_ms.n == 2
+    assert report.timing.after_rest_ms.mean == report.timing.after_rest_ms.max == pytest.approx(400, abs=1)
+    assert report.timing.error_ms.n == 3 and report.timing.error_ms.mean == pytest.approx(-1600 / 3, abs=1)
+    # timed from the truth's own settles, the last one would have gone with the extra settle
+    truth_t = [e["t"] for e in settles(truth)]
+    assert match_by_time(truth_t, [e["t"] for e in settles(run)], EvalConfig().event_gate_s)[-1] == (2, 3)
 
 
 def test_a_wrong_capture_is_one_wrong_shot_and_a_wrong_score(tmp_path, truth_path, truth_json):
