@@ -9,6 +9,7 @@ simulator registry (simulation.games) knows the game by.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from calibration.starcluster_profile import StarClusterProfile
@@ -16,7 +17,7 @@ from rules.errors import InputError
 from rules.games import table_config
 
 from .starcluster_driver import MatchDriver, StarClusterSimOptions
-from .starcluster_scenarios import SCRIPTS, STARCLUSTER_SCENARIOS, scenario_config
+from .starcluster_scenarios import AT_THE_LINE, SCRIPTS, STARCLUSTER_SCENARIOS, scenario_config
 from .trajectory import GameSimulator, Match
 
 __all__ = ["SIMULATOR", "STARCLUSTER_SCENARIOS", "MatchDriver", "StarClusterSimOptions", "simulate_starcluster",
@@ -32,6 +33,8 @@ def simulate_starcluster(profile: StarClusterProfile, seed: int, scenario: str =
     if not isinstance(profile, StarClusterProfile):
         raise InputError("simulate_starcluster needs a Star Cluster Ball table profile")
     options = options or StarClusterSimOptions()
+    if scenario in AT_THE_LINE:
+        options = replace(options, shooter_stays=True)
     config = table_config(scenario_config(scenario, options), profile.rules_settings, profile.name)
     driver = MatchDriver(profile, seed, scenario, options, config)
     driver.notes.append(STARCLUSTER_SCENARIOS[scenario])

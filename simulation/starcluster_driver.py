@@ -47,6 +47,7 @@ K = DecisionKind
 # The composited player is a head-and-shoulders photograph leaning over the line, so the head leads:
 # the COCO keypoint that crosses first is the nose (simulation/render.py places the photo that way).
 CROSSING_PART = "nose"
+STANDING_REACH_MM = -30.0  # a player ready at the line: the furthest body part this far short of it
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class StarClusterSimOptions:
     physics: PhysicsConfig = field(default_factory=PhysicsConfig)
     skill: Skill = field(default_factory=Skill)
     max_seconds: float = 900.0  # a match longer than this is stopped (a safety net, never reached)
+    shooter_stays: bool = False  # the player to play stands at the Play Line on every frame, between shots too
 
     def __post_init__(self) -> None:
         if not 5.0 <= self.fps <= 120.0:
@@ -110,6 +112,8 @@ class MatchDriver:
         self.pending_choice: str | None = None
         self.keep_in_play_area: set[int] = set()
         self.notes: list[str] = []
+        # who stands at the line when `shooter_stays` (the first to play, at the middle, until a shot says more)
+        self._standing = PersonPose(options.players[0], profile.table.x_max / 2, STANDING_REACH_MM)
 
     # ------------------------------------------------------------------ recording
 
@@ -125,6 +129,8 @@ class MatchDriver:
     def frame(self, hand: HandPose | None = None, person: PersonPose | None = None,
               moving: dict[int, tuple[float, float]] | None = None, lifting: int | None = None) -> None:
         r = self.table.radius
+        if person is None and self.options.shooter_stays:
+            person = self._standing
         poses = []
         for b in self.balls.values():
             on = b.status in ("table", "gutter")
@@ -256,9 +262,10 @@ class MatchDriver:
             trace = self.table.simulate(self.resting(), ball.id, launch, self.fps, self.options.debounce_s)
         sx, sy = self.table.launch_start(launch)
         ball.status, ball.x, ball.y = "table", sx, sy
+        self._standing = PersonPose(player, launch.x, STANDING_REACH_MM)
         approach = round(0.6 * self.fps)
         for i in range(approach):
-            reach = -300.0 + 270.0 * (i + 1) / approach
+            reach = STANDING_REACH_MM if self.options.shooter_stays else -300.0 + 270.0 * (i + 1) / approach
             self.frame(hand=HandPose(sx, sy, "near", 40.0), person=PersonPose(player, launch.x, reach))
         before = {b.id: (b.x, b.y, b.status) for b in self.balls.values()}
         before_at = {b.id: self.where(b.x, b.y) for b in self.balls.values() if b.status == "table"}
@@ -277,7 +284,7 @@ class MatchDriver:
                 moving[s.id] = (s.vx, s.vy)
             person = None
             if k < approach:
-                reach = -30.0 - 270.0 * k / approach
+                reach = STANDING_REACH_MM - (0.0 if self.options.shooter_stays else 270.0 * k / approach)
                 part = None
                 if crossing_at is not None and crossing_at <= k < crossing_at + 8:
                     reach, part = 35.0, CROSSING_PART
@@ -299,6 +306,8 @@ class MatchDriver:
         out += self.feed(TableSettled(self.now - 1 / self.fps, snapshot=snapshot))
         self._act_on(out, ball, before, before_at)
         self._check_round_over()
+        after = self.engine.standings().to_play
+        self._standing = PersonPose(after or player, launch.x, STANDING_REACH_MM)
         return out
 
     def _act_on(self, decisions: list[Decision], shot_ball: _Ball, before: dict[int, tuple[float, float, str]],

@@ -28,7 +28,11 @@ STARCLUSTER_SCENARIOS: dict[str, str] = {
     "out_of_balls_bank": "a player runs out of balls; the opponent banks the balls in hand",
     "out_of_balls_final_sequence": "a player runs out of balls; the opponent plays a Final Sequence",
     "table_shove": "the shooter shoves the table during a shot: deliberate table movement foul",
+    "player_at_line": "the player to play stands at the Play Line from the first frame to the last, 30 mm short "
+                      "of it, through four shots: no foul, and the referee must keep up with pose running all along",
 }
+# Scenarios whose player to play never leaves the Play Line (StarClusterSimOptions.shooter_stays).
+AT_THE_LINE = frozenset({"player_at_line"})
 
 Ends = dict[int, Location]
 
@@ -189,6 +193,14 @@ def table_shove(d: MatchDriver) -> None:
     d.play_policy_shot()
 
 
+def player_at_line(d: MatchDriver) -> None:
+    """Four policy shots, the players taking turns at the line as the rules say."""
+    for _ in range(4):
+        if d.game_over or d.round_start_t is None:
+            break
+        d.play_policy_shot()
+
+
 SCRIPTS: dict[str, Callable[[MatchDriver], None]] = {
     "full_game": full_game,
     "chain_grand_slam": chain_grand_slam,
@@ -199,4 +211,5 @@ SCRIPTS: dict[str, Callable[[MatchDriver], None]] = {
     "out_of_balls_bank": out_of_balls_bank,
     "out_of_balls_final_sequence": out_of_balls_final_sequence,
     "table_shove": table_shove,
+    "player_at_line": player_at_line,
 }

@@ -126,6 +126,11 @@ class HandConfig:
     hand_diff_grey: float = 32.0  # grey-level change against the learnt empty-table background
     background_rate: float = 0.03  # how fast the background follows slow lighting changes (per frame)
     analysis_width: int = 320  # hands are looked for on a frame shrunk to this width
+    hand_still_ms: float = 500.0  # a changed blob that has not moved this long is not a hand at work
+
+    @property
+    def hand_still_s(self) -> float:
+        return self.hand_still_ms / 1000.0
 
     def __post_init__(self) -> None:
         _check_numbers(self, "hands")

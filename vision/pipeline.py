@@ -170,7 +170,7 @@ class VisionPipeline:
             samples = self.game.colour_samples(self.profile, self.seats)
             self.detector = self.detector_factory(frame.image, self._mapper, sorted(self.players), samples)
         start = time.perf_counter()
-        hand = self._hands.update(frame.image)
+        hand = self._hands.update(frame.image, frame.t)
         steady = self._stabiliser.transform if self._stabiliser is not None else None
         detections = [d for d in self._known_colours(self.detector.detect(frame.image, self._mask, steady), frame.t,
                                                      out)

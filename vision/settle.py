@@ -66,6 +66,8 @@ class HandWatch:
         x0, y0, x1, y1 = self.cut
         self.mask, self.watch = self.mask[y0:y1, x0:x1].copy(), self.watch[y0:y1, x0:x1].copy()
         self._background: np.ndarray | None = None
+        self._last: np.ndarray | None = None  # the previous frame, shrunk: what moved since
+        self._moved_t = -math.inf  # when a large foreground blob last moved
         self.present = False
         self.area_px = 0
         self.foreground = np.zeros((y1 - y0, x1 - x0), np.uint8)  # 1 = inside a large changed blob (within `cut`)
@@ -96,7 +98,10 @@ class HandWatch:
         x, y = int(u * self.scale) - self.cut[0], int(v * self.scale) - self.cut[1]
         return 0 <= y < self.foreground.shape[0] and 0 <= x < self.foreground.shape[1] and bool(self.foreground[y, x])
 
-    def update(self, image: np.ndarray) -> bool:
+    def update(self, image: np.ndarray, t: float) -> bool:
+        """Is a hand over the table at time `t` (seconds)? A large changed blob that has moved within
+        `hand_still_ms`: one that has stood still that long (a player waiting at the Play Line, whose head the
+        camera sees over the table) touches nothing, and is learnt into the background like the table."""
         x0, y0, x1, y1 = self.cut
         if (x1 - x0, y1 - y0) == self.size:
             shrunk = cv2.resize(image, self.size, interpolation=cv2.INTER_AREA)
@@ -105,30 +110,41 @@ class HandWatch:
             shrunk = cv2.resize(image[y0 * k:y1 * k, x0 * k:x1 * k], (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA)
         small = cv2.GaussianBlur(shrunk, (5, 5), 0)
         small = small.astype(np.float32)
-        if self._background is None:
-            self._background = small
+        if self._background is None or self._last is None:
+            self._background, self._last = small, small
             return False
-        diff = cv2.absdiff(small, self._background)
-        diff = cv2.max(cv2.max(diff[..., 0], diff[..., 1]), diff[..., 2])
-        changed = cv2.bitwise_and((diff > self.config.hand_diff_grey).astype(np.uint8), self.watch)
+        changed = cv2.bitwise_and(self._changed(small, self._background), self.watch)
         changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         count, comp = cv2.connectedComponents(changed, connectivity=8, ltype=cv2.CV_32S)
         areas = _areas(comp, changed, count)
         big = np.flatnonzero(areas[1:] >= self.min_area) + 1
         self.foreground = np.isin(comp, big).astype(np.uint8) if len(big) else np.zeros_like(changed)
+        # moved: more changed since the last frame than a rolling ball changes (its old and new place)
+        if len(big) and cv2.countNonZero(self._changed(small, self._last) & self.foreground) >= self.min_area / 2:
+            self._moved_t = t
+        self._last = small
         if self._watch_is_mask:  # `changed` is already within the hand mask
             self.area_px = int(areas[1:].max()) if count > 1 else 0
         else:
             self.area_px = self._largest(changed & self.mask)
-        self.present = self.area_px >= self.min_area
-        # big blobs stay out of the background (a person leaning in for seconds must not become the table);
-        # they follow it ten times slower, so a lasting change (a lighting step) is learnt eventually
-        still = (self.foreground == 0).astype(np.uint8)
-        cv2.accumulateWeighted(small, self._background, self.config.background_rate, mask=still)
-        if len(big) and not self.present:
+        still = t - self._moved_t >= self.config.hand_still_s
+        self.present = self.area_px >= self.min_area and not still
+        # moving big blobs stay out of the background (a hand reaching in must not become the table); outside
+        # the hand mask they follow it ten times slower, so a lasting change (a lighting step) is learnt
+        # eventually; a blob that has stood still `hand_still_ms` is learnt like the rest
+        rest = (self.foreground == 0).astype(np.uint8)
+        cv2.accumulateWeighted(small, self._background, self.config.background_rate,
+                               mask=np.ones_like(rest) if still else rest)
+        if len(big) and not self.present and not still:
             cv2.accumulateWeighted(small, self._background, self.config.background_rate / FOREGROUND_SLOWDOWN,
                                    mask=self.foreground)
         return self.present
+
+    def _changed(self, small: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        """1 where a channel differs from `reference` by more than `hand_diff_grey`."""
+        diff = cv2.absdiff(small, reference)
+        diff = cv2.max(cv2.max(diff[..., 0], diff[..., 1]), diff[..., 2])
+        return (diff > self.config.hand_diff_grey).astype(np.uint8)
 
     @staticmethod
     def _largest(binary: np.ndarray) -> int:

@@ -32,6 +32,7 @@ EXPECTED = {
     "out_of_balls_bank": lambda ds: _has(ds, "choice_required", "SCB-6.1") and _has(ds, "score", "SCB-6.2"),
     "out_of_balls_final_sequence": lambda ds: _has(ds, "choice_required", "SCB-6.1") and _has(ds, "phase", "SCB-7.1", data=("phase", "final_sequence")),
     "table_shove": lambda ds: _has(ds, "foul", "SCB-5.6", data=("foul", "table_movement")),
+    "player_at_line": lambda ds: _has(ds, "score") and not _has(ds, "foul"),
 }
 
 
@@ -79,3 +80,15 @@ def test_scenario_events_are_in_time_order_and_frames_are_continuous(profile):
     assert shifted and abs(shifted[-1].table_shift.dx) >= 5.0
     crossings = [f for f in match.frames if f.person and f.person.reach_mm > 0]
     assert not crossings  # nobody crossed the line in this clip
+
+
+def test_the_player_to_play_stands_at_the_line_on_every_frame_of_player_at_line(profile):
+    """The live-speed clip: someone is at the Play Line, short of it, from the first frame to the last, and it is
+    the shooter while a shot is played."""
+    match = simulate_starcluster(profile, 1, "player_at_line", StarClusterSimOptions())
+    assert all(f.person is not None and f.person.reach_mm < 0 and f.person.crossing_part is None
+               for f in match.frames)
+    shots = [e for e in match.events if e.TYPE == "shot_started"]
+    assert len(shots) == 4
+    for shot in shots:
+        assert match.frames[round(shot.t * match.fps)].person.player == shot.player

@@ -7,6 +7,7 @@ from calibration.profile import load_profile
 from simulation.camera import make_camera
 from simulation.piratenbillard import simulate_piratenbillard
 from simulation.realism import Realism
+from simulation.starcluster import StarClusterSimOptions, simulate_starcluster
 from simulation.render import Renderer
 from vision.config import HandConfig, SettleConfig
 from vision.settle import HandWatch, SettleWatch
@@ -51,8 +52,8 @@ def hand_frames():
     match = simulate_piratenbillard(profile, 1, "capture")
     camera = make_camera(profile, "overhead", 640, 360)
     renderer = Renderer(profile, camera, Realism.moderate(), match.fps, match.seed)
-    frames = [renderer.render(f) for f in match.frames[:70]] + \
-        [renderer.render(f) for f in match.frames if f.hand is not None][::4]
+    frames = [(*renderer.render(f), f.t) for f in match.frames[:70]] + \
+        [(*renderer.render(f), f.t) for f in match.frames if f.hand is not None][::4]
     grid = profile.grid
     corners = np.array([[grid.x_min, grid.y_min, 0], [grid.x_max, grid.y_min, 0], [grid.x_max, grid.y_max, 0],
                         [grid.x_min, grid.y_max, 0]])
@@ -64,8 +65,9 @@ def hand_frames():
 def test_hand_watch_sees_the_rendered_hand_and_not_the_balls(hand_frames):
     camera, frames, polygon, radius = hand_frames
     watch = HandWatch(HandConfig(), polygon, (camera.width, camera.height), radius)
-    said = [(watch.update(image), truth.hand_px is not None and
-             any(0 <= truth.hand_px[0] < 640 and 0 <= truth.hand_px[1] < 360 for _ in [0])) for image, truth in frames]
+    said = [(watch.update(image, t), truth.hand_px is not None and
+             any(0 <= truth.hand_px[0] < 640 and 0 <= truth.hand_px[1] < 360 for _ in [0]))
+            for image, truth, t in frames]
     no_hand = [seen for seen, truth in said if not truth]
     with_hand = [seen for seen, truth in said if truth]
     assert no_hand and with_hand
@@ -79,8 +81,8 @@ def test_hand_watch_marks_the_hand_as_foreground_for_the_detector(hand_frames):
     camera, frames, polygon, radius = hand_frames
     watch = HandWatch(HandConfig(), polygon, (camera.width, camera.height), radius)
     hand_hits, ball_hits = [], []
-    for image, truth in frames:
-        watch.update(image)
+    for image, truth, t in frames:
+        watch.update(image, t)
         if truth.hand_px is not None and watch.present:
             hand_hits.append(watch.covers(*truth.hand_px))
         if truth.hand_px is None:
@@ -101,8 +103,8 @@ def test_hand_watch_shrinks_only_the_watched_part_and_sees_the_same(hand_frames,
     monkeypatch.setattr(HandWatch, "_cut", lambda self, w, h: (0, 0, self.size[0], self.size[1]))
     whole = HandWatch(HandConfig(), polygon, size, radius)
     hands = 0
-    for image, truth in frames:
-        assert watch.update(image) == whole.update(image)
+    for image, truth, t in frames:
+        assert watch.update(image, t) == whole.update(image, t)
         assert watch.area_px == whole.area_px
         assert np.array_equal(watch.foreground, whole.foreground[y0:y1, x0:x1])
         assert whole.foreground.sum() == watch.foreground.sum()
@@ -110,6 +112,43 @@ def test_hand_watch_shrinks_only_the_watched_part_and_sees_the_same(hand_frames,
         points = [(b.u, b.v) for b in truth.balls] + ([truth.hand_px] if truth.hand_px is not None else [])
         assert [watch.covers(u, v) for u, v in points] == [whole.covers(u, v) for u, v in points]
     assert hands
+
+
+def test_a_player_standing_still_at_the_line_is_not_a_hand():
+    """Star Cluster Ball from behind the line, the player to play standing at it all along (player_at_line): the
+    camera sees their head over the table. When the players change places, the new one and the spot the last one
+    left differ from the learnt table; once nothing there has moved for `hand_still_ms` it is not a hand (before,
+    it stayed one, and no settle came for the rest of the clip). Hands at work are the tests above."""
+    profile = load_profile("starcluster")
+    match = simulate_starcluster(profile, 1, "player_at_line", StarClusterSimOptions())
+    camera = make_camera(profile, "behind_play_line", 640, 360)
+    renderer = Renderer(profile, camera, Realism.moderate(), match.fps, match.seed)
+    field = profile.playing_field
+    polygon = camera.project(np.array([[field.x_min, field.y_min, 0], [field.x_max, field.y_min, 0],
+                                       [field.x_max, field.y_max, 0], [field.x_min, field.y_max, 0]]))[0]
+    config = HandConfig()
+    shots = [e.t for e in match.events if e.TYPE == "shot_started"]
+    first = next(f.index for f in match.frames if f.t >= shots[1] + 1.0)  # red stands still; blue's turn comes
+    watch = None
+    moved_t, changed, still, changing = -1.0, 0, [], []
+    standing, hand = match.frames[first].person, None
+    for f in match.frames[first:round((shots[3] - 0.1) * match.fps)]:
+        image, truth = renderer.render(f)
+        if watch is None:
+            radius = float(np.median([b.r_px for b in truth.balls])) if truth.balls else 3.0
+            watch = HandWatch(config, polygon, (camera.width, camera.height), radius)
+        if f.person != standing:
+            moved_t, changed, standing = f.t, changed + 1, f.person
+        if (f.hand is None) != (hand is None):  # a hand came or went
+            moved_t, hand = f.t, f.hand
+        present = watch.update(image, f.t)
+        if f.person is standing and f.t == moved_t and changed:
+            changing.append(present)
+        elif f.hand is None and f.t - moved_t > config.hand_still_s + 0.2 and changed:
+            still.append(present)
+    assert changed >= 2 and len(still) >= 30  # blue steps up, then red again
+    assert len(changing) == changed and all(changing)  # the change of players is seen ...
+    assert not any(still)  # ... and is not a hand once it stands still
 
 
 def flying(track_id=2, x=300.0, y=400.0, vx=0.0, vy=-900.0, state=TrackState.CONFIRMED, seen=0.0, born=0.0):
