@@ -23,8 +23,7 @@ from dataclasses import replace
 
 from calibration.calibrate import calibrate_markers
 from simulation.realism import Realism
-from simulation.render import Renderer
-from simulation.variants import make_variant_camera, settles_with_priors, simulate_variant, variant
+from simulation.variants import make_variant_renderer, settles_with_priors, simulate_variant, variant
 from vision.cells import read_snapshot
 from vision.detect import make_detector
 from vision.games import game_vision
@@ -35,12 +34,11 @@ def read_tables(game: str, seed: int) -> tuple[str, int, list[str]]:
     """The variant's description, its settled tables, and one line per table read wrong."""
     v = variant(game, seed)
     match = simulate_variant(v)
-    renderer = Renderer(v.profile, make_variant_camera(v), replace(Realism.moderate(), shake_deg=0.0), match.fps,
-                        seed, colours=v.colours)
+    renderer = make_variant_renderer(v, replace(Realism.moderate(), shake_deg=0.0), match.fps)
     first, _ = renderer.render(match.frames[0])
     mapper = BoardMapper(calibrate_markers(first, v.profile), v.profile)
     detector = make_detector("color", first, mapper, list(v.players),
-                             game_vision(v.game).colour_samples(v.profile, v.layout.seats))
+                             game_vision(v.game).colour_samples(v.profile, v.layout.seats), colours=v.colours)
     settles = settles_with_priors(v, match)
     wrong = []
     for settled in settles:

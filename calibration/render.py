@@ -8,12 +8,16 @@ and markers are area-sampled so their corners sit where the profile says.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import cv2
 import numpy as np
 
 from calibration.aruco import marker_bits
-from calibration.geometry import FeatureKind, Rect
+from calibration.geometry import Feature, FeatureKind, Rect
 from calibration.profile import TableProfile
+
+Bgr8 = tuple[int, int, int]
 
 TABLE = (180, 200, 215)
 BOARD = (205, 225, 235)
@@ -22,7 +26,7 @@ GUTTER = (90, 100, 110)
 SLOT = (60, 60, 70)
 PLAY_LINE = (40, 40, 210)
 SPACE = (120, 135, 150)
-SEAT_COLOURS = ((60, 60, 200), (60, 160, 60), (200, 120, 40), (40, 180, 220))
+SEAT_COLOURS = ((60, 60, 200), (60, 160, 60), (200, 120, 40), (40, 180, 220))  # the default board's starting rows
 FEATURE_FILL = {FeatureKind.PLAY_AREA: PLAY_AREA, FeatureKind.BOARD: BOARD, FeatureKind.GUTTER: GUTTER,
                 FeatureKind.SLOT: SLOT, FeatureKind.SPACE: SPACE}
 
@@ -79,18 +83,29 @@ def _draw_marker(img: np.ndarray, profile: TableProfile, ppm: float, marker) -> 
     img[y0:y1, x0:x1] = np.clip(value + patch * (1 - inside), 0, 255).astype(np.uint8)
 
 
-def render_board(profile: TableProfile, px_per_mm: float) -> np.ndarray:
-    """The table seen from straight above, BGR, (length*ppm) x (width*ppm) pixels."""
+def paint(feature: Feature, seat_paint: Mapping[int, Bgr8] | None = None) -> Bgr8:
+    """The colour `render_board` draws `feature` in; a seat's starting space takes `seat_paint`'s colour for that
+    seat, else the default board's (SEAT_COLOURS)."""
+    if feature.kind is FeatureKind.PLAY_LINE:
+        return PLAY_LINE
+    if feature.seat is not None:
+        return (seat_paint or {}).get(feature.seat, SEAT_COLOURS[feature.seat % 4])
+    return FEATURE_FILL[feature.kind]
+
+
+def render_board(profile: TableProfile, px_per_mm: float, seat_paint: Mapping[int, Bgr8] | None = None) -> np.ndarray:
+    """The table seen from straight above, BGR, (length*ppm) x (width*ppm) pixels; `seat_paint` (seat -> BGR)
+    repaints starting rows, for players whose balls are not the default board's colours."""
     width = int(round(profile.table.x_max * px_per_mm))
     height = int(round(profile.table.y_max * px_per_mm))
     img = np.full((height, width, 3), TABLE, dtype=np.uint8)
     ppm = px_per_mm
     for feature in profile.features:
         if feature.kind is FeatureKind.PLAY_LINE and feature.a is not None and feature.b is not None:
-            cv2.line(img, _px(profile, ppm, feature.a), _px(profile, ppm, feature.b), PLAY_LINE, max(1, round(3 * ppm)))
+            cv2.line(img, _px(profile, ppm, feature.a), _px(profile, ppm, feature.b), paint(feature),
+                     max(1, round(3 * ppm)))
         elif feature.rect is not None:
-            seat = SEAT_COLOURS[feature.seat % 4] if feature.seat is not None else None
-            _fill(img, profile, ppm, feature.rect, seat or FEATURE_FILL[feature.kind])
+            _fill(img, profile, ppm, feature.rect, paint(feature, seat_paint))
     for marker in profile.markers.markers:
         _draw_marker(img, profile, ppm, marker)
     return img

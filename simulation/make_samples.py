@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 
 from calibration.profile import parse_profile
+from rules.colours import parse_colour
 from simulation.games import GAMES
 from simulation.realism import Realism
 from simulation.render import PLAYER_COLOURS
@@ -46,6 +47,9 @@ def contact_sheet(video: Path, truth: dict, out: Path, tiles: int = 6, tile_w: i
     wanted = set(picks)
     images = {f.index: f.image for f in read_frames(video) if f.index in wanted}
     owners = truth["ball_owners"]
+    given = {p["id"]: parse_colour(p["colour"], "truth game_start").bgr for e in truth["events"]
+             if e["type"] == "game_start" for p in e["players"] if "colour" in p}  # a table variant's own colours
+    labels = {**{p: tuple(int(255 * c) for c in bgr) for p, bgr in PLAYER_COLOURS.items()}, **given}
     cells = []
     for index in picks:
         img = images[index].copy()
@@ -53,7 +57,7 @@ def contact_sheet(video: Path, truth: dict, out: Path, tiles: int = 6, tile_w: i
         for ball_id, x, y, _z, u, v, r, visible, occluded, _moving in frame["balls"]:
             if not (0 <= u < img.shape[1] and 0 <= v < img.shape[0]):
                 continue
-            colour = tuple(int(255 * c) for c in PLAYER_COLOURS.get(owners[str(ball_id)], (0.6, 0.6, 0.6)))
+            colour = labels.get(owners[str(ball_id)], (153, 153, 153))
             ring = (255, 255, 255) if visible else (0, 0, 255)
             cv2.circle(img, (int(round(u)), int(round(v))), int(round(r + 3)), ring, 1, cv2.LINE_AA)
             where = profile.locate((x, y)).at

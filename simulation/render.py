@@ -19,7 +19,7 @@ import numpy as np
 from tqdm import tqdm
 
 from calibration.profile import TableProfile
-from calibration.render import render_board, warp_to_camera
+from calibration.render import Bgr8, render_board, warp_to_camera
 from rules.errors import InputError
 from simulation import people, sprites
 from simulation.camera import Camera, shift_matrix
@@ -72,7 +72,8 @@ class FrameTruth:
 
 class Renderer:
     def __init__(self, profile: TableProfile, camera: Camera, realism: Realism, fps: float, seed: int,
-                 board_px_per_mm: float | None = None, colours: Mapping[str, Colour] | None = None) -> None:
+                 board_px_per_mm: float | None = None, colours: Mapping[str, Colour] | None = None,
+                 seat_paint: Mapping[int, Bgr8] | None = None) -> None:
         self.profile, self.camera, self.realism = profile, camera, realism
         self.colours = {**PLAYER_COLOURS, **(colours or {})}  # a table variant brings its own ball colours
         self.radius = profile.ball_diameter_mm / 2
@@ -85,7 +86,7 @@ class Renderer:
         table_px = np.hypot(*np.ptp(camera.project(corners)[0], axis=0))
         diag_mm = np.hypot(profile.table.x_max, profile.table.y_max)
         self.ppm = board_px_per_mm or float(np.clip(1.5 * table_px / diag_mm, 0.5, 3.0))
-        self.board = render_board(profile, self.ppm)
+        self.board = render_board(profile, self.ppm, seat_paint)  # a variant paints rows in its own ball colours
         self.floor = _floor(camera.width, camera.height, seed)
         self.effects = Effects(realism, camera.width, camera.height, fps, seed)
         self._background_key: tuple | None = None
@@ -230,13 +231,15 @@ def _floor(width: int, height: int, seed: int) -> np.ndarray:
 
 def render_clip(match: Match, profile: TableProfile, profile_json: dict, camera: Camera, realism: Realism,
                 out_dir: str | Path, progress: bool = True,
-                colours: Mapping[str, Colour] | None = None) -> list[FrameTruth]:
+                colours: Mapping[str, Colour] | None = None,
+                seat_paint: Mapping[int, Bgr8] | None = None) -> list[FrameTruth]:
     """Render every frame of `match` to out_dir/video.mp4 (H.264); return the per-frame truth.
 
-    `colours` (player -> BGR 0..1) adds to or overrides PLAYER_COLOURS."""
+    `colours` (player -> BGR 0..1) adds to or overrides PLAYER_COLOURS; `seat_paint` (seat -> BGR 0..255)
+    repaints those seats' starting rows (calibration.render.render_board)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    renderer = Renderer(profile, camera, realism, match.fps, match.seed, colours=colours)
+    renderer = Renderer(profile, camera, realism, match.fps, match.seed, colours=colours, seat_paint=seat_paint)
     truths: list[FrameTruth] = []
     bar = tqdm(total=len(match.frames), unit="frame", desc=f"render {match.game}/{match.scenario}",
                disable=not progress, leave=False)

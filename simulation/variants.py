@@ -2,12 +2,14 @@
 
 `variant(game, seed)` draws a whole table profile (the game's recipe: slot
 counts, ball and cell sizes, gutters, marker ids and sizes), a camera (tilt,
-side-step, distance), players and their ball colours, and the length of a short
-scripted scenario. The profile is written as profile JSON and parsed with
+side-step, distance), players (p1, p2, ...) with ball colours drawn from the
+whole range of colourful sRGB, and the length of a short scripted scenario. The
+profile is written as profile JSON and parsed with
 `calibration.profile.parse_profile`, so a variant is checked exactly like a
 user's file. `write_variant` plays and renders it into a sample folder that
 `referee run` can referee on its own (video.mp4, truth.json, profile.json, and
-run.json, which names the arguments).
+run.json, which names the arguments); the truth's game_start gives each
+player's ball colour, where the referee reads a session's.
 
 Each game's recipe lives beside its simulator (simulation.games names the
 module; its `RECIPE` is a `VariantRecipe`). Issue 15 asks that the referee
@@ -24,21 +26,20 @@ import json
 import math
 import random
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import cv2
-import numpy as np
-
 from calibration.profile import TableProfile, parse_profile
+from calibration.render import TABLE, Bgr8, paint
+from rules.colours import BallColour, delta_e, lab_to_srgb, srgb_to_lab
 from rules.errors import InputError
-from rules.events import BallLifted, BallSighting, Location, Place, ShotStarted, Snapshot, TableSettled
+from rules.events import BallLifted, BallSighting, GameStart, Location, Place, ShotStarted, Snapshot, TableSettled
 from simulation.camera import Camera, make_camera
 from simulation.games import GAMES, simulated_game
 from simulation.realism import Realism
-from simulation.render import render_clip
+from simulation.render import Renderer, render_clip
 from simulation.trajectory import Match
 from simulation.truth import build_truth, write_truth
 from vision.detect.colour_model import NOMINAL_BGR
@@ -47,10 +48,17 @@ SLOTS_RANGE = (3, 8)  # slots per Astrolabe Position
 BALL_MM_RANGE = (14.0, 40.0)
 TILT_DEG_RANGE = (30.0, 55.0)  # the optical axis below the horizontal
 SIDE_STEP_DEG = 20.0  # the camera stands up to this far round from straight behind the player's end
-MIN_COLOUR_LAB_DISTANCE = 40.0  # CIE76 Delta E between any two players' balls
+# Ball colours: uniform in CIE hue, L* and C* over these ranges, within sRGB. Darker balls sink into shadows and
+# slots, lighter ones into glare and the pale board; greyer ones look like the table's shading.
+LIGHTNESS_RANGE = (30.0, 85.0)  # CIE L*
+CHROMA_RANGE = (35.0, 110.0)  # CIE C*; sRGB holds up to about 130, at some hues only
+MIN_COLOUR_LAB_DISTANCE = 40.0  # CIE76 ΔE between two players' balls: twice what the referee refuses (20)
+MIN_PAINT_LAB_DISTANCE = 30.0  # ... between a ball and every paint of the table but its own starting row
+ROW_CHROMA_DROP = 18.0  # a seat's row is painted in its player's ball colour this much greyer (CIE C*)
 SCENARIO = "variant"
 
 Bgr = tuple[float, float, float]
+Lab = tuple[float, float, float]
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,7 @@ class TableVariant:
     profile: TableProfile  # the same, parsed and checked by calibration.profile.parse_profile
     camera: CameraPose
     players: tuple[str, ...]  # player ids in seat or side order
-    colours: dict[str, Bgr]  # player id -> ball colour, BGR 0..1
+    colours: dict[str, BallColour]  # player id -> ball colour (sRGB), as the session gives it
     config: dict[str, Any]  # the rules config of the match
     length: float  # how long the scenario runs, in the recipe's unit (shots, or seconds)
     layout: Layout
@@ -94,11 +102,22 @@ class TableVariant:
     def ball_mm(self) -> float:
         return self.profile.ball_diameter_mm
 
+    @property
+    def ball_bgr(self) -> dict[str, Bgr]:
+        """Player -> ball colour as the renderer draws it (BGR 0..1)."""
+        return {player: (c.bgr[0] / 255, c.bgr[1] / 255, c.bgr[2] / 255) for player, c in self.colours.items()}
+
+    @property
+    def seat_paint(self) -> dict[int, Bgr8]:
+        """Seat -> the paint of its starting row, in its player's ball colour (a game with seats)."""
+        return {seat: row_paint(self.colours[player]) for player, seat in self.layout.seats.items()}
+
     def describe(self) -> dict[str, Any]:
         """The drawn parameters, for a benchmark row or a run.json."""
         return {"game": self.game, "seed": self.seed, "slots": list(self.layout.slots), "ball_mm": self.ball_mm,
                 "cell_mm": self.layout.cell_mm, "tilt_deg": round(self.camera.tilt_deg, 1),
                 "azimuth_deg": round(self.camera.azimuth_deg, 1), "players": list(self.players),
+                "colours": {player: colour.hex for player, colour in self.colours.items()},
                 "gutters_past_line": self.layout.gutters_past_line}
 
 
@@ -127,22 +146,24 @@ def variant(game: str, seed: int) -> TableVariant:
     how = recipe(game)
     rng = random.Random(f"{game}/{seed}")
     data = how.profile(rng, seed)
-    players = _colours(rng, how.player_count(rng))
+    players = tuple(f"p{i}" for i in range(1, how.player_count(rng) + 1))
+    _former_colour_draws(rng, len(players))
     profile = parse_profile(json.loads(json.dumps(data)), f"variant {game} {seed}")  # read as a file would be
     camera = _camera_pose(rng, profile)
-    # Ball colours: until a profile or session can carry measured colours (issue 15), players are named by the
-    # detector's nominal colours and drawn in exactly those. To switch to arbitrary colours, draw Lab colours here,
-    # name the players freely and write the colours where the referee reads them.
-    colours = {name: _unit_bgr(NOMINAL_BGR[name]) for name in players}
     config, length = how.rules(rng, data)
-    return TableVariant(game, seed, data, profile, camera, players, colours, config, length,
-                        how.layout(profile, players))
+    layout = how.layout(profile, players)
+    colours = draw_colours(random.Random(f"{game}/{seed}/colours"), players, profile, layout.seats)
+    return TableVariant(game, seed, data, profile, camera, players, colours, config, length, layout)
 
 
 def simulate_variant(v: TableVariant, fps: float = 30.0) -> Match:
     """Play the variant's scenario; the real rules engine referees it as it is played, so the truth is what the
-    engine scored."""
-    return recipe(v.game).play(v, fps)
+    engine scored. Its game_start gives each player's ball colour (the engines never read it), so a truth.json
+    given as the session tells the referee the colours as a user's session would."""
+    match = recipe(v.game).play(v, fps)
+    events = tuple(replace(e, players=tuple(replace(p, colour=v.colours[p.id]) for p in e.players))
+                   if isinstance(e, GameStart) else e for e in match.events)
+    return replace(match, events=events)
 
 
 def markers(rng: random.Random, centres: list[tuple[float, float]], size_mm: float) -> dict[str, Any]:
@@ -155,24 +176,68 @@ def markers(rng: random.Random, centres: list[tuple[float, float]], size_mm: flo
 # ---------------------------------------------------------------------------------------------- colours, camera
 
 
-def _unit_bgr(bgr: tuple[int, int, int]) -> Bgr:
-    return (bgr[0] / 255, bgr[1] / 255, bgr[2] / 255)
+def draw_colours(rng: random.Random, players: tuple[str, ...], profile: TableProfile,
+                 seats: Mapping[str, int]) -> dict[str, BallColour]:
+    """A ball colour per player, each MIN_COLOUR_LAB_DISTANCE from the others' and MIN_PAINT_LAB_DISTANCE from
+    every paint of the table (`table_paints`) and every starting row painted in another player's colour: balls
+    the referee can tell apart from each other and from the table, over the widest range that allows."""
+    fixed = table_paints(profile, set(seats.values()))
+    drawn: dict[str, BallColour] = {}
+    for _ in range(10_000):  # at most 29 tries for the 200 first seeds of each game
+        if len(drawn) == len(players):
+            return drawn
+        colour = _colourful(rng)
+        balls = [c.lab for c in drawn.values()]
+        rows = [_lab8(row_paint(c)) for c in drawn.values()] if seats else []
+        if all(delta_e(colour.lab, ball) >= MIN_COLOUR_LAB_DISTANCE for ball in balls) \
+                and all(delta_e(colour.lab, p) >= MIN_PAINT_LAB_DISTANCE for p in fixed + rows) \
+                and (not seats or all(delta_e(_lab8(row_paint(colour)), ball) >= MIN_PAINT_LAB_DISTANCE
+                                      for ball in balls)):
+            drawn[players[len(drawn)]] = colour
+    raise RuntimeError(f"no {len(players)} ball colours are {MIN_COLOUR_LAB_DISTANCE} apart and clear of the table")
 
 
-def lab_of(bgr: Bgr) -> np.ndarray:
-    """CIE Lab (L 0..100) of a BGR colour given in 0..1."""
-    return cv2.cvtColor(np.array([[bgr]], np.float32), cv2.COLOR_BGR2LAB)[0, 0].astype(float)
+def _colourful(rng: random.Random) -> BallColour:
+    """An sRGB colour uniform in CIE hue, L* and C* over LIGHTNESS_RANGE and CHROMA_RANGE."""
+    while True:
+        light, chroma, hue = rng.uniform(*LIGHTNESS_RANGE), rng.uniform(*CHROMA_RANGE), rng.uniform(0, 2 * math.pi)
+        lab = (light, chroma * math.cos(hue), chroma * math.sin(hue))
+        colour = BallColour.from_srgb(lab_to_srgb(lab))  # clipped into sRGB, and rounded
+        got_light, got_chroma = colour.lab[0], math.hypot(colour.lab[1], colour.lab[2])
+        if delta_e(colour.lab, lab) < 1.0 and LIGHTNESS_RANGE[0] <= got_light <= LIGHTNESS_RANGE[1] \
+                and CHROMA_RANGE[0] <= got_chroma <= CHROMA_RANGE[1]:  # in sRGB's gamut, still in range
+            return colour
 
 
-def _colours(rng: random.Random, n: int) -> tuple[str, ...]:
-    """`n` player colours, pairwise at least MIN_COLOUR_LAB_DISTANCE apart in Lab."""
+def table_paints(profile: TableProfile, own_rows: set[int]) -> list[Lab]:
+    """CIE Lab of every colour `calibration.render.render_board` paints the table in, but the starting rows of
+    the seats in `own_rows` (painted in their players' ball colours) and the markers' black and white."""
+    bgr = {TABLE} | {paint(f) for f in profile.features if f.seat is None or f.seat not in own_rows}
+    return [_lab8(c) for c in sorted(bgr)]
+
+
+def row_paint(colour: BallColour) -> Bgr8:
+    """A starting row's paint for balls of `colour`: the colour ROW_CHROMA_DROP greyer at the same L* and hue, as
+    the default board's rows (calibration.render.SEAT_COLOURS) are painted 11-23 C* greyer than its balls."""
+    light, a, b = colour.lab
+    keep = 1 - ROW_CHROMA_DROP / max(math.hypot(a, b), ROW_CHROMA_DROP)  # a colour greyer than that: grey
+    red, green, blue = lab_to_srgb((light, a * keep, b * keep))
+    return blue, green, red
+
+
+def _lab8(bgr: Bgr8) -> Lab:
+    return srgb_to_lab((bgr[2], bgr[1], bgr[0]))
+
+
+def _former_colour_draws(rng: random.Random, n: int) -> None:
+    """Make the draws that picked `n` nominal colours 40 ΔE apart before ball colours were drawn freely, so each
+    seed still draws the camera and the scenario it drew then."""
     names = sorted(NOMINAL_BGR)
-    for _ in range(200):
-        picked = tuple(rng.sample(names, n))
-        labs = [lab_of(_unit_bgr(NOMINAL_BGR[p])) for p in picked]
-        if all(np.linalg.norm(a - b) >= MIN_COLOUR_LAB_DISTANCE for i, a in enumerate(labs) for b in labs[:i]):
-            return picked
-    raise RuntimeError(f"no {n} nominal colours are {MIN_COLOUR_LAB_DISTANCE} apart in Lab")
+    labs = {name: _lab8(NOMINAL_BGR[name]) for name in names}
+    while True:
+        picked = rng.sample(names, n)
+        if all(delta_e(labs[a], labs[b]) >= 40.0 for i, a in enumerate(picked) for b in picked[:i]):
+            return
 
 
 def _camera_pose(rng: random.Random, profile: TableProfile) -> CameraPose:
@@ -196,6 +261,12 @@ def make_variant_camera(v: TableVariant, width: int = 1280, height: int = 720) -
                        target=v.camera.target, up=(0.0, 0.0, 1.0))
 
 
+def make_variant_renderer(v: TableVariant, realism: Realism, fps: float) -> Renderer:
+    """A renderer of the variant's table through its camera, in its ball colours and row paints."""
+    return Renderer(v.profile, make_variant_camera(v), realism, fps, v.seed, colours=v.ball_bgr,
+                    seat_paint=v.seat_paint)
+
+
 # ---------------------------------------------------------------------------------------------- sample folders
 
 
@@ -214,7 +285,8 @@ def write_variant(v: TableVariant, out: str | Path, realism: Realism | None = No
     camera = make_variant_camera(v, width, height)
     realism = realism if realism is not None else Realism.moderate()
     match = simulate_variant(v, fps)
-    frames = render_clip(match, v.profile, v.profile_json, camera, realism, folder, progress, colours=v.colours)
+    frames = render_clip(match, v.profile, v.profile_json, camera, realism, folder, progress, colours=v.ball_bgr,
+                         seat_paint=v.seat_paint)
     truth = build_truth(match, v.profile_json, camera, realism, frames)
     write_truth(folder / "truth.json", truth)
     write_run_files(v, folder)

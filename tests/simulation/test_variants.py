@@ -3,39 +3,52 @@
 The generator's checks run over many seeds on the drawn profiles alone; the
 vision checks render the settled frames of 12 variants (moderate realism, a
 still camera) and look at them as the referee does: the table found by its
-markers on the first frame, then each settled table read by vision.cells. The
+markers on the first frame, then each settled table read by vision.cells, and
+each ball's colour measured as `referee calibrate --assign` measures it. The
 full referee runs over variants are benchmarks/variants.py.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
 from calibration.calibrate import calibrate_markers
 from calibration.profile import PiratenbillardProfile, StarClusterProfile, load_profile, parse_profile
+from calibration.render import SEAT_COLOURS, board_to_render, render_board
+from referee.session import RunSpec, prepare
+from rules.colours import delta_e, srgb_to_lab
 from rules.errors import InputError
+from rules.events import GameStart
 from rules.piratenbillard.board import starting_row
 from simulation.piratenbillard import PiratenbillardOptions, simulate_piratenbillard
 from simulation.realism import Realism
-from simulation.render import Renderer
 from simulation.variants import (
     BALL_MM_RANGE,
+    CHROMA_RANGE,
+    LIGHTNESS_RANGE,
     MIN_COLOUR_LAB_DISTANCE,
+    MIN_PAINT_LAB_DISTANCE,
+    ROW_CHROMA_DROP,
     SLOTS_RANGE,
     TILT_DEG_RANGE,
-    lab_of,
     make_variant_camera,
+    make_variant_renderer,
+    row_paint,
     run_arguments,
     settles_with_priors,
     simulate_variant,
+    table_paints,
     variant,
     write_variant,
 )
+from vision.detect.colour_model import NOMINAL_BGR, ball_colour
 from vision.mapping import BoardMapper
 
 GAMES = ("starcluster", "piratenbillard")
@@ -49,15 +62,28 @@ def _drawn(game: str) -> list:
     return [variant(game, seed) for seed in MANY]
 
 
+def _lab8(bgr: tuple[int, int, int]) -> tuple[float, float, float]:
+    return srgb_to_lab((bgr[2], bgr[1], bgr[0]))
+
+
 @pytest.mark.parametrize("game", GAMES)
 def test_every_drawn_variant_is_a_valid_profile_within_the_issue_ranges(game):
     for v in _drawn(game):
         again = parse_profile(json.loads(json.dumps(v.profile_json)), f"seed {v.seed}")  # as a user's file is read
         assert again.ball_diameter_mm == v.ball_mm and BALL_MM_RANGE[0] <= v.ball_mm <= BALL_MM_RANGE[1]
         assert TILT_DEG_RANGE[0] <= v.camera.tilt_deg <= TILT_DEG_RANGE[1]
-        labs = [lab_of(v.colours[p]) for p in v.players]
-        gaps = [float(np.linalg.norm(a - b)) for i, a in enumerate(labs) for b in labs[:i]]
-        assert len(set(v.players)) == len(v.players) and min(gaps) >= MIN_COLOUR_LAB_DISTANCE, (v.seed, gaps)
+        assert v.players == tuple(f"p{i}" for i in range(1, len(v.players) + 1)) and set(v.colours) == set(v.players)
+        labs = [v.colours[p].lab for p in v.players]
+        gaps = [delta_e(a, b) for i, a in enumerate(labs) for b in labs[:i]]
+        assert min(gaps) >= MIN_COLOUR_LAB_DISTANCE, (v.seed, gaps)
+        for light, a, b in labs:
+            assert LIGHTNESS_RANGE[0] <= light <= LIGHTNESS_RANGE[1]
+            assert CHROMA_RANGE[0] <= math.hypot(a, b) <= CHROMA_RANGE[1]
+        # clear of every paint of the table (its surface included) but the ball's own starting row
+        rows = {p: _lab8(row_paint(v.colours[p])) for p in v.layout.seats}
+        for player, lab in zip(v.players, labs):
+            paints = table_paints(v.profile, set(v.layout.seats.values())) + [r for p, r in rows.items() if p != player]
+            assert min(delta_e(lab, paint) for paint in paints) >= MIN_PAINT_LAB_DISTANCE, (v.seed, player)
         if isinstance(again, StarClusterProfile):
             assert len(v.players) == 2
             assert all(SLOTS_RANGE[0] <= n <= SLOTS_RANGE[1] for n in v.layout.slots)
@@ -75,7 +101,13 @@ def test_the_variants_span_the_ranges_not_one_corner_of_them(game):
     assert min(balls) < 18 and max(balls) > 36 and min(tilts) < 34 and max(tilts) > 51
     cells = [v.layout.cell_mm for v in drawn]
     assert max(cells) - min(cells) > 15
-    assert len({c for v in drawn for c in v.players}) >= 6  # most of the nominal colours get drawn
+    colours = [c for v in drawn for c in v.colours.values()]
+    assert not {c.bgr for c in colours} & set(NOMINAL_BGR.values())  # drawn afresh, not the detector's named colours
+    assert len(set(colours)) == len(colours)
+    hues = {int(math.degrees(math.atan2(c.lab[2], c.lab[1])) % 360 // 30) for c in colours}
+    assert hues == set(range(12))  # every twelfth of the hue circle
+    lights, chromas = [c.lab[0] for c in colours], [math.hypot(c.lab[1], c.lab[2]) for c in colours]
+    assert min(lights) < 40 and max(lights) > 75 and min(chromas) < 45 and max(chromas) > 80
     if game == "starcluster":
         counts = {n for v in drawn for n in v.layout.slots}
         assert counts == set(range(SLOTS_RANGE[0], SLOTS_RANGE[1] + 1))
@@ -89,9 +121,11 @@ def test_a_variant_is_reproducible_from_its_seed(game):
     a, b, other = variant(game, 7), variant(game, 7), variant(game, 8)
     assert a.profile_json == b.profile_json and a.camera == b.camera and a.players == b.players
     assert a.config == b.config and a.colours == b.colours
-    assert other.profile_json != a.profile_json
+    assert other.profile_json != a.profile_json and other.colours != a.colours
     first, second = simulate_variant(a), simulate_variant(b)
     assert first.events == second.events and first.frames == second.frames
+    start = next(e for e in first.events if isinstance(e, GameStart))  # the colours travel in the game_start
+    assert {p.id: p.colour for p in start.players} == a.colours
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -122,6 +156,25 @@ def test_piratenbillard_variants_start_with_full_rows_in_the_drawn_colours():
             assert where == set(starting_row(seat)), (seed, player)
 
 
+def test_piratenbillard_starting_rows_are_painted_in_their_players_ball_colours():
+    """Each seat's row in its player's colour made greyer, as the default board's rows are; a seat nobody sits at
+    keeps the default board's paint."""
+    for seed in range(1, 7):
+        v = variant("piratenbillard", seed)
+        ppm = 1.0
+        board = render_board(v.profile, ppm, v.seat_paint)
+        to_px = board_to_render(v.profile, ppm)
+        for seat in range(4):
+            player = next((p for p, s in v.layout.seats.items() if s == seat), None)
+            want = SEAT_COLOURS[seat] if player is None else row_paint(v.colours[player])
+            for cell in starting_row(seat):
+                u, w, _ = to_px @ [*v.profile.space_center(*cell), 1.0]
+                assert tuple(board[round(w), round(u)]) == want, (seed, seat, cell)
+            if player is not None:
+                gap = delta_e(_lab8(want), v.colours[player].lab)
+                assert gap == pytest.approx(ROW_CHROMA_DROP, abs=1.5), (seed, player)
+
+
 def test_seat_colours_must_be_one_different_colour_per_player():
     profile = load_profile("piratenbillard")
     for colours in (("red", "red"), ("red", "blue", "green")):
@@ -139,8 +192,14 @@ def test_a_written_variant_is_a_sample_folder_the_referee_can_be_given(tmp_path)
     assert truth["profile"] == v.profile_json and truth["config"] == v.config
     assert set(truth["ball_owners"].values()) == set(v.players)
     run = json.loads((tmp_path / "run.json").read_text())
-    assert run["args"] == run_arguments(v) and run["variant"]["seed"] == 2
+    assert run["args"] == run_arguments(v) and run["variant"] == v.describe()
+    assert run["variant"]["colours"] == {p: c.hex for p, c in v.colours.items()}
     assert (tmp_path / "video.mp4").stat().st_size > 0
+    # the referee, given the truth as the session (run.json's arguments), plays each player in the drawn colour
+    setup = prepare(RunSpec(str(tmp_path / "video.mp4"), v.game, tmp_path / "run", profile=tmp_path / "profile.json",
+                            session=tmp_path / "truth.json", pose=False))
+    start = next(e for e in setup.umpire if isinstance(e, GameStart))
+    assert {p.id: p.colour for p in start.players} == v.colours
 
 
 def test_the_committed_variant_samples_are_what_their_seeds_draw():
@@ -151,7 +210,10 @@ def test_the_committed_variant_samples_are_what_their_seeds_draw():
         v = variant(truth["game"], truth["seed"])
         assert truth["profile"] == v.profile_json and truth["config"] == v.config
         assert json.loads((folder / "profile.json").read_text()) == v.profile_json
-        assert json.loads((folder / "run.json").read_text())["args"] == run_arguments(v)
+        run = json.loads((folder / "run.json").read_text())
+        assert run["args"] == run_arguments(v) and run["variant"] == v.describe()
+        start = next(e for e in truth["events"] if e["type"] == "game_start")
+        assert {p["id"]: p["colour"] for p in start["players"]} == {p: c.hex for p, c in v.colours.items()}
 
 
 @pytest.fixture(scope="module", params=CHECKED, ids=[f"{g}_v{s}" for g, s in CHECKED])
@@ -161,7 +223,7 @@ def seen(request):
     v = variant(game, seed)
     match = simulate_variant(v)
     realism = replace(Realism.moderate(), shake_deg=0.0)  # a still camera: the first frame's calibration holds
-    renderer = Renderer(v.profile, make_variant_camera(v), realism, match.fps, seed, colours=v.colours)
+    renderer = make_variant_renderer(v, realism, match.fps)
     first, _ = renderer.render(match.frames[0])
     mapper = BoardMapper(calibrate_markers(first, v.profile), v.profile)
     return v, match, renderer, first, mapper
@@ -178,3 +240,27 @@ def test_calibration_from_the_markers_finds_the_table(seen):
     errors = np.hypot(mapped[:, 0] - [b.x for b in balls], mapped[:, 1] - [b.y for b in balls])
     assert errors.max() < MAPPING_TOLERANCE * v.ball_mm, errors
     assert [v.profile.locate(tuple(p)).at for p in mapped] == [v.profile.locate((b.x, b.y)).at for b in balls]
+
+
+def test_the_balls_are_drawn_in_their_players_colours(seen):
+    """Each resting ball clear of the others, measured on the frame as `referee calibrate --assign` measures a
+    ball (vision.detect.colour_model.ball_colour, its core's fully lit pixels), is nearest its own player's drawn
+    colour, at most half as far from it as from any other player's (lighting, glass and noise move it 8-35 ΔE)."""
+    v, match, renderer, _, _ = seen
+    fullest = max(settles_with_priors(v, match), key=lambda s: len(s.snapshot.balls))
+    image, truth = renderer.render(match.frames[fullest.frame])
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
+    rows, cols = np.mgrid[:image.shape[0], :image.shape[1]]
+    shown = [b for b in truth.balls if b.visible]
+    measured = 0
+    for ball in shown:
+        if ball.occluded or any(o is not ball and math.hypot(o.u - ball.u, o.v - ball.v) < ball.r_px + o.r_px
+                                for o in shown):
+            continue
+        core = np.hypot(cols - ball.u, rows - ball.v) < 0.7 * ball.r_px
+        colour = ball_colour(lab[core])
+        own = delta_e(colour, v.colours[ball.owner].lab)
+        others = min(delta_e(colour, c.lab) for p, c in v.colours.items() if p != ball.owner)
+        assert own < MIN_COLOUR_LAB_DISTANCE and 2 * own < others, (ball, own, others)
+        measured += 1
+    assert measured

@@ -16,7 +16,7 @@ from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.starcluster import simulate_starcluster
 from simulation.trajectory import BallPose, SimFrame
-from simulation.variants import make_variant_camera, settles_with_priors, simulate_variant, variant
+from simulation.variants import make_variant_renderer, settles_with_priors, simulate_variant, variant
 from vision.cells import read_places, read_snapshot
 from vision.config import CellReadConfig
 from vision.detect import make_detector
@@ -146,16 +146,15 @@ def test_a_stacked_pair_and_a_ball_landing_on_it_are_counted_ball_for_ball():
 
 def test_a_ball_followed_into_a_place_and_hidden_behind_another_players_ball_there_is_counted():
     """A randomised Piratenbillard table (simulation.variants, seed 1: 40 mm balls in 54 mm cells, camera tilted
-    40 degrees): green's ball rolled into a space where orange's ball came to rest in front of it, and 7 % of a
-    ball of green shows. The tracks say green rested there, so the reading keeps it; without them nothing shows it."""
+    40 degrees): p1's ball rolled into a space where p2's ball came to rest in front of it, and little of p1's ball
+    shows. The tracks say p1's ball rested there, so the reading keeps it; without them nothing shows it."""
     v = variant("piratenbillard", 1)
     match = simulate_variant(v)
-    renderer = Renderer(v.profile, make_variant_camera(v), replace(Realism.moderate(), shake_deg=0.0), match.fps, 1,
-                        colours=v.colours)
+    renderer = make_variant_renderer(v, replace(Realism.moderate(), shake_deg=0.0), match.fps)
     first, _ = renderer.render(match.frames[0])
     mapper = BoardMapper(calibrate_markers(first, v.profile), v.profile)
     detector = make_detector("color", first, mapper, list(v.players),
-                             game_vision(v.game).colour_samples(v.profile, v.layout.seats))
+                             game_vision(v.game).colour_samples(v.profile, v.layout.seats), colours=v.colours)
     hidden = []
     for settled in settles_with_priors(v, match):
         wanted = collections.Counter((b.owner, b.at) for b in settled.snapshot.balls)
