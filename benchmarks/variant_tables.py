@@ -26,6 +26,7 @@ from simulation.realism import Realism
 from simulation.variants import make_variant_renderer, settles_with_priors, simulate_variant, variant
 from vision.cells import read_snapshot
 from vision.detect import make_detector
+from vision.detect.colour import ColourDetector
 from vision.games import game_vision
 from vision.mapping import BoardMapper
 
@@ -39,12 +40,13 @@ def read_tables(game: str, seed: int) -> tuple[str, int, list[str]]:
     mapper = BoardMapper(calibrate_markers(first, v.profile), v.profile)
     detector = make_detector("color", first, mapper, list(v.players),
                              game_vision(v.game).colour_samples(v.profile, v.layout.seats), colours=v.colours)
+    assert isinstance(detector, ColourDetector)  # the settled-table reader measures pixels with it
     settles = settles_with_priors(v, match)
     wrong = []
     for settled in settles:
         image, _ = renderer.render(match.frames[settled.frame])
         read = Counter((b.owner, b.at) for b in read_snapshot(image, mapper, detector, previous=settled.before,
-                                                               tracked=settled.tracked).balls)
+                                                               tracked=tuple(settled.tracked)).balls)
         wanted = Counter((b.owner, b.at) for b in settled.snapshot.balls)
         if read != wanted:
             missing = ", ".join(f"{owner} {at}" for owner, at in (wanted - read).elements())
