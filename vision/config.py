@@ -154,6 +154,10 @@ class ColourDetectorConfig:
     min_width_radii: float = 1.0  # ... whose pixels span this many radii across (a painted line does not)
     max_depth_radii: float = 1.5  # a blob to split deeper than this many radii is a hand, sleeve or paint, not balls
     full_score_share: float = 0.6  # a ball showing this share of its expected area (or more) scores in full
+    paint_clear_radii: float = 1.2  # the first frame's pixels of a player's colour this many radii clear of their
+    #                                  balls (known or found there) are paint, the table's (`learn_paint`)
+    flat_shading: float = 0.25  # a ball whose lightness spread is under this share of its player's balls' (learnt
+    #                             on the first frame) is flat: paint of its colour, not a ball (0 = off)
 
     def __post_init__(self) -> None:
         if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or not 0 < self.split_share <= 1 \

@@ -337,7 +337,43 @@ def test_a_blob_of_more_whole_balls_than_a_player_has_is_not_split_into_balls(pi
     h, w = image.shape[:2]
     on_stroke = lambda found: [d for d in found if d.colour == "red" and abs(d.v - (y0 + y1) / 2) < 2 * r
                                and min(x0, x1) - r < d.u < max(x0, x1) + r]
-    limited = ColourDetector(detector.model, mapper, (w, h), detector.config, detector.hop_mm, balls_per_player=8)
-    unlimited = ColourDetector(detector.model, mapper, (w, h), detector.config, detector.hop_mm)
+    # the stroke is flat paint (`test_flat_paint_of_a_players_colour_is_not_a_ball`): that test is off here, to
+    # show what the limit does on its own
+    config = replace(detector.config, flat_shading=0.0)
+    limited = ColourDetector(detector.model, mapper, (w, h), config, detector.hop_mm, balls_per_player=8)
+    unlimited = ColourDetector(detector.model, mapper, (w, h), config, detector.hop_mm)
     assert len(on_stroke(unlimited.detect(painted))) > 8  # split into more balls than red has
     assert on_stroke(limited.detect(painted)) == []
+
+
+@pytest.mark.parametrize("shape", ["disc", "square"])
+def test_flat_paint_of_a_players_colour_is_not_a_ball(pirate, shape):
+    """A patch about a ball wide painted in the lit colour of a player's ball (a sticker, an empty starting space
+    whose paint is no thicker than a ball), with the camera's noise, passes every size and depth test; it is flat,
+    shaded far less than the player's balls on the first frame, so it is no ball. Every real ball is still found."""
+    profile, match, renderer, mapper, detector = pirate
+    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls))
+    image, truth = renderer.render(still)
+    red = next(d for d in detector.detect(image) if d.colour == "red")
+    r = int(round(red.radius_px))
+    colour = [int(c) for c in image[int(red.v), int(red.u) - r // 3]]  # a lit part of a red ball
+    u, v = np.round(mapper.ball_centre_px(np.array([profile.space_center(5, 5)]))[0]).astype(int)
+    painted = image.copy()
+    if shape == "disc":
+        cv2.circle(painted, (u, v), r, colour, -1)
+    else:
+        half = int(0.9 * r)
+        cv2.rectangle(painted, (u - half, v - half), (u + half, v + half), colour, -1)
+    noise = np.random.default_rng(1).normal(0.0, 3.0, painted.shape)  # the renderer's sensor noise
+    patch = slice(v - r, v + r + 1), slice(u - r, u + r + 1)
+    painted[patch] = np.clip(painted[patch] + noise[patch], 0, 255).astype(np.uint8)
+    h, w = image.shape[:2]
+    on_patch = lambda found: [d for d in found if d.colour == "red" and np.hypot(d.u - u, d.v - v) < r]
+    blind = ColourDetector(detector.model, mapper, (w, h), replace(detector.config, flat_shading=0.0),
+                           detector.hop_mm)
+    assert on_patch(blind.detect(painted))  # without the test: red balls
+    detector.forget()
+    found = detector.detect(painted)
+    assert on_patch(found) == []
+    tp, wrong, _, _ = _match(truth, found)
+    assert wrong == 0 and tp == sum(1 for b in truth.balls if b.visible)

@@ -12,7 +12,10 @@ ball's and, when it is big enough to hold several touching balls, no part of it
 is deeper than a ball (a hand, a sleeve, a painted area is); touching balls of
 one colour are split, for any count, by placing discs of the expected radius
 where they cover most of the blob (`_split`). Each single ball's centre is then
-refined on the full-resolution pixels around it.
+refined on the full-resolution pixels around it. Paint of a player's colour is
+no ball: what of it the first frame shows away from the balls is the table's
+(`learn_paint`), and a ball-sized disc shaded far less than the player's own
+balls were on the first frame is flat paint (`_flat`).
 
 Most balls lie still most of the time, and measuring a blob (its colour
 posterior, a split, the full-resolution refinement) is most of the cost. So a
@@ -39,6 +42,8 @@ from rules.colours import BallColour
 from rules.errors import InputError
 from vision.config import ColourDetectorConfig, PipelineConfig
 from vision.detect.colour_model import (
+    BACKGROUND,
+    SHADE_DISC,
     UNKNOWN,
     ColourModel,
     bgr_label_table,
@@ -46,6 +51,7 @@ from vision.detect.colour_model import (
     colour_lab,
     disc_mask,
     learn_model,
+    shading,
     surface_lab,
     table_pixels,
 )
@@ -120,6 +126,7 @@ class ColourDetector:
         self._keep_key: tuple | None = None  # (mask cut it was made from, keep mask, its box): see `_keep`
         self._closings: dict[int, np.ndarray] = {}
         self._measured: dict[tuple[int, int, int], _Measured] = {}  # the last frame's blobs, by label and cell
+        self.paint = np.zeros((self.size[1], self.size[0]), np.uint8)  # label painted there (`learn_paint`), or 0
         self.reused = 0  # blobs that kept an earlier measurement, and blobs measured: for the benchmark
         self.measured = 0
 
@@ -152,8 +159,33 @@ class ColourDetector:
                          config.colour_model.min_delta_e, "give the players' colours as measured (`referee calibrate "
                          "--assign`), or play with balls of more distinct colours")
         model = learn_model(image, players, known, table, config.colour_model, colours)
-        return cls(model, mapper, (w, h), config.detector, game_vision(mapper.profile.game).max_hop_mm,
-                   balls_per_player)
+        detector = cls(model, mapper, (w, h), config.detector, game_vision(mapper.profile.game).max_hop_mm,
+                       balls_per_player)
+        detector.learn_paint(image, known)
+        return detector
+
+    def learn_paint(self, image: np.ndarray, known: Mapping[str, Sequence[tuple[float, float, float]]]) -> None:
+        """What of each player's colour the first frame shows on the table away from their balls is paint (a
+        starting row painted in a seat's colour, seen round the balls standing in it): `detect` reads it as the
+        table's from then on, so it neither joins the balls on it into one blob nor stands as a ball of its own.
+        Only for players whose every ball lies where `known` (player -> (u, v, r) px) says; away means further
+        than `paint_clear_radii` from those and from every ball found on the frame."""
+        self.paint = np.zeros((self.size[1], self.size[0]), np.uint8)
+        if not known:
+            return
+        bx0, by0, bx1, by1 = self.box
+        labels = self._classify(self._shrink(image[by0:by1, bx0:bx1]))
+        clear = np.zeros_like(self.paint)
+        balls = [(u, v, r) for centres in known.values() for u, v, r in centres]
+        balls += [(d.u, d.v, d.radius_px) for d in self.detect(image)]
+        self.forget()
+        for u, v, r in balls:  # full-resolution pixels -> the analysis box's
+            centre = ((u - bx0 + 0.5) * self.scale - 0.5, (v - by0 + 0.5) * self.scale - 0.5)
+            cv2.circle(clear, (int(round(centre[0] * 4)), int(round(centre[1] * 4))),
+                       max(1, int(round(self.config.paint_clear_radii * r * self.scale * 4))), 255, -1, cv2.LINE_8, 2)
+        for player in known:
+            label = self.model.label_of(player)
+            self.paint[(labels == label) & (clear == 0)] = label
 
     def _radius_map(self, w: int, h: int, step: int = 16) -> np.ndarray:
         """Expected ball radius (px) at every pixel of the box, interpolated from a coarse grid."""
@@ -184,6 +216,7 @@ class ColourDetector:
         else:  # shrink the whole box (so the pixels are those of the full box), then cut
             small = self._shrink(image[by0:by1, bx0:bx1])[sy0:sy1, sx0:sx1]
         labels = cv2.bitwise_and(self._classify(small), keep)
+        labels[labels == self.paint[sy0:sy1, sx0:sx1]] = BACKGROUND  # a player's colour painted on the table
         out: list[Detection] = []
         measured: dict[tuple[int, int, int], _Measured] = {}
         for label in self._labels:  # in label order, as np.unique gave them
@@ -294,11 +327,13 @@ class ColourDetector:
                 measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area, ())
                 continue
             share = min(1.0, n / len(centres))
-            for px, py in centres:
-                u, v = self._to_full(px + x + sx0, py + y + sy0)
-                radius = r / self.scale
-                if cfg.refine and len(centres) == 1:
-                    u, v = self._refine(image, u, v, radius, label)
+            radius = r / self.scale
+            full = [self._to_full(px + x + sx0, py + y + sy0) for px, py in centres]
+            if cfg.refine and len(full) == 1:
+                full = [self._refine(image, *full[0], radius, label)]
+            for u, v in full:
+                if self._flat(image, (u, v), radius, label):
+                    continue  # paint of the player's colour (an emptied starting space), not a ball
                 score = float(np.clip(posterior * min(1.0, share / cfg.full_score_share), 0, 1))
                 colour = self.model.name_of(label)
                 if label == UNKNOWN:
@@ -307,6 +342,29 @@ class ColourDetector:
             measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area,
                                                          tuple(found[balls_before:]))
         return found
+
+    def _flat(self, image: np.ndarray, centre: tuple[float, float], r: float, label: int) -> bool:
+        """Is the ball found at `centre` (full-resolution pixels, radius `r`) paint of its player's colour? The
+        disc inside its rim is shaded less than `flat_shading` of what the player's own balls showed on the first
+        frame (a painted area is flat, a ball is lit on one side and shaded on the other; a disc reaching past the
+        paint's edge is not flat, so only paint at least a ball wide is judged paint; a player whose balls were
+        not seen then is not judged)."""
+        known = self.model.shading
+        reference = known[label - 1] if label != UNKNOWN and label <= len(known) else 0.0
+        if reference <= 0:
+            return False
+        h, w = image.shape[:2]
+        reach = SHADE_DISC * r
+        x0, y0 = max(int(np.floor(centre[0] - reach)), 0), max(int(np.floor(centre[1] - reach)), 0)
+        x1, y1 = min(int(np.ceil(centre[0] + reach)) + 1, w), min(int(np.ceil(centre[1] + reach)) + 1, h)
+        if x1 <= x0 or y1 <= y0:
+            return False
+        window = image[y0:y1, x0:x1]
+        xs = np.arange(x0, x1, dtype=np.float64)
+        ys = np.arange(y0, y1, dtype=np.float64)[:, None]
+        disc = (xs - centre[0]) ** 2 + (ys - centre[1]) ** 2 <= reach * reach
+        light = cv2.cvtColor(window, cv2.COLOR_BGR2LAB)[..., 0]
+        return shading(light, disc) < self.config.flat_shading * reference
 
     def _steadied(self, centres: np.ndarray, steady: np.ndarray | None) -> list[tuple[float, float]]:
         """Analysis-box centroids -> where they lie on the steadied image, in analysis-box pixels."""

@@ -51,6 +51,7 @@ UNKNOWN = 255  # label of "coloured, but no player's colour"
 BACKGROUND = 0
 MARKER_MARGIN = 1.5  # a printed marker with its white margin, in marker sizes: left out when looking for balls
 LIT = 20  # percent of a ball's more saturated pixels, the brightest, that show it fully lit (`ball_colour`)
+SHADE_DISC = 0.8  # of a ball's radius: the disc its shading is measured in (inside its rim, which blends into the table)
 
 # Nominal ball colours, sRGB as BGR 0..255, by player id: for a player named by colour whose colour is not given.
 NOMINAL_BGR: dict[str, tuple[int, int, int]] = {
@@ -74,6 +75,7 @@ class ColourModel:
     fill: tuple[float, ...]  # per player: fraction of a ball's disc that classifies as its colour
     config: ColourModelConfig = ColourModelConfig()
     learned: tuple[bool, ...] = ()  # per player: from real ball pixels (True) or nominal (False)
+    shading: tuple[float, ...] = ()  # per player: the median `shading` of their balls on the first frame (0: unknown)
 
     def label_of(self, player: str) -> int:
         return self.players.index(player) + 1
@@ -310,20 +312,35 @@ def _consistent(discs: list[np.ndarray]) -> np.ndarray | None:
 
 
 def _with_fill(model: ColourModel, lab: np.ndarray, known_px: Mapping[str, Sequence[tuple[float, float, float]]]) -> ColourModel:
-    """Measure, per player, what fraction of a ball's disc the model labels as that player."""
+    """Measure, per player, what fraction of a ball's disc the model labels as that player, and how shaded the
+    balls are inside their rims (`shading`: what flat paint of the colour is told from a ball by)."""
     labels = model.labels[_index(lab[..., 0], lab[..., 1], lab[..., 2])]
     light = lab[..., 0]
     labels[(light < model.config.min_lightness) | (light > model.config.max_lightness)] = BACKGROUND
     h, w = labels.shape
-    fills = []
+    fills, shades = [], []
     for i, player in enumerate(model.players):
-        values = []
+        values, spreads = [], []
         for u, v, r in known_px.get(player, ()):
             one = disc_mask((h, w), np.array([[u, v]]), np.array([r]))
             area = np.pi * r * r
             values.append(np.count_nonzero((one > 0) & (labels == i + 1)) / area)
+            inner = disc_mask((h, w), np.array([[u, v]]), np.array([r]), SHADE_DISC)
+            spreads.append(shading(light, inner > 0))
         fills.append(float(np.clip(np.median(values), 0.2, 1.0)) if values else model.fill[i])
-    return replace(model, fill=tuple(fills))
+        shades.append(float(np.median(spreads)) if spreads else 0.0)
+    return replace(model, fill=tuple(fills), shading=tuple(shades))
+
+
+def shading(light: np.ndarray, mine: np.ndarray) -> float:
+    """How unevenly lit the pixels `mine` (a disc inside a ball's rim) are: the spread of their lightness (8-bit
+    L*, 10th to 90th percentile). A ball's curved surface spans light to shade; paint is flat (only the camera's
+    noise), whatever its shape and colour."""
+    values = light[mine]
+    if len(values) < 3:
+        return 0.0
+    lo, hi = np.percentile(values, (10, 90))
+    return float(hi - lo)
 
 
 def bgr_label_table(model: ColourModel) -> np.ndarray:
