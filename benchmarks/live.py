@@ -39,7 +39,7 @@ from common import ROOT, each_sample, machine, parser, peak_rss_mb, report_one, 
 def measure(folder: Path, out: Path, pose: bool) -> dict:
     from referee.session import RefereeSession, RunSpec
     from rules.events import TableSettled
-    from vision.evaluate import EvalConfig, evaluate, load_run, load_truth, pair_settles, true_rest_times
+    from vision.evaluate import evaluate, load_run, load_truth, pair_settles, true_rest_times
 
     truth = load_truth(folder / "truth.json")
     if out.exists():
@@ -68,7 +68,7 @@ def measure(folder: Path, out: Path, pose: bool) -> dict:
     run_settles = [e for e in run.events if isinstance(e, TableSettled)]
     rest = true_rest_times(truth)
     latency = []
-    for i, j in pair_settles(truth, run_settles, EvalConfig()):
+    for i, j in pair_settles(run.events, truth):
         if i in rest and run_settles[j].t in written and len(times) > 1 and rest[i] >= times[1]:  # after start-up
             latency.append(1000 * (written[run_settles[j].t] - (feed_start + rest[i])))
     report = evaluate(run, truth)

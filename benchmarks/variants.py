@@ -13,7 +13,7 @@ scored with `referee eval`'s library. Per variant it prints:
 * place: resting balls in the right slot or space (vision.evaluate's assignment accuracy);
 * dropped: table readings the rules engine refused as impossible (the run's "table reading dropped" warnings);
 * in flight: the run's table_settled events called while a ball was in the air or still rolling further than
-  its radius (from the truth);
+  its radius (from the truth: vision.evaluate.settles_in_flight);
 * fps: frames refereed per second of wall time (rendering not counted);
 * goal: issue 15's goal on this variant (scores exact, place >= 99.9 %, nothing dropped, nothing in flight).
 
@@ -25,23 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from common import ROOT, machine, report_one, table, write_json
 
-if TYPE_CHECKING:
-    from rules.events import Event
-
 DEFAULT_SEEDS = (1, 2, 3, 4, 5, 6)  # per game: 12 variants in all
 DROPPED = "table reading dropped"
-AIRBORNE_MM = 2.0  # a ball's centre this far above its resting height is off the table surface
 GOAL_PLACE = 0.999  # issue 15: resting balls in the right slot or space
 
 
@@ -56,41 +49,11 @@ def render(game: str, seed: int, folder: Path, reuse: bool) -> None:
     write_variant(variant(game, seed), folder)
 
 
-def settles_in_flight(run_events: Sequence[Event], truth_frames: Sequence[dict], fps: float, radius_mm: float) -> int:
-    """The run's table_settled events called while a ball was still in flight in the truth: in the air (its
-    centre above resting height), or rolling on to somewhere more than its radius away before it stops (a ball
-    creeping a millimetre in its slot is at rest for the referee's purpose)."""
-    count = 0
-    for event in run_events:
-        if event.TYPE != "table_settled":
-            continue
-        index = min(max(int(round(event.t * fps)), 0), len(truth_frames) - 1)
-        count += any(_in_flight(ball, index, truth_frames, radius_mm) for ball in truth_frames[index]["balls"])
-    return count
-
-
-def _in_flight(ball: list, index: int, truth_frames: Sequence[dict], radius_mm: float) -> bool:
-    ball_id, x, y, z, moving = ball[0], ball[1], ball[2], ball[3], ball[9]
-    if not moving:
-        return False
-    if z > radius_mm + AIRBORNE_MM:
-        return True
-    last = (x, y)
-    for frame in truth_frames[index + 1:]:
-        now = next((b for b in frame["balls"] if b[0] == ball_id), None)
-        if now is None:  # lifted off or left the table while moving: it did not come to rest on the table
-            return True
-        last = (now[1], now[2])
-        if not now[9]:
-            break
-    return math.dist((x, y), last) > radius_mm
-
-
 def measure(game: str, seed: int, out: Path, reuse: bool, pose: bool) -> dict:
     from record.run_folder import read_run
     from referee.session import RefereeSession, RunSpec
     from simulation.variants import variant
-    from vision.evaluate import evaluate, load_run, load_truth
+    from vision.evaluate import evaluate, load_run, load_truth, settles_in_flight
 
     drawn = variant(game, seed)
     folder = out / game / f"v{seed}"
@@ -112,7 +75,7 @@ def measure(game: str, seed: int, out: Path, reuse: bool, pose: bool) -> dict:
         "variant": drawn.describe(), "frames": summary.frames, "fps": summary.frames / wall,
         "exact": report.scores.exact, "place": report.assignment.accuracy,
         "dropped": sum(w["message"].startswith(DROPPED) for w in warnings),
-        "in_flight": settles_in_flight(run.events, truth.frames, truth.fps, drawn.ball_mm / 2),
+        "in_flight": settles_in_flight(run.events, truth),
         "truth_scores": report.scores.truth, "run_scores": report.scores.run,
         "warnings": [w["message"] for w in warnings], "run_dir": str(run_dir),
     }

@@ -13,12 +13,18 @@ What is measured, and how things are paired:
 * shots: each `shot` decision with the decisions made at the same moment
   (points per player, fouls); truth and run shots are paired by time (Hungarian,
   gated), a shot is right when player, outcome, points and fouls all agree;
-* assignment: paired `table_settled` snapshots compared as multisets of
+* assignment: each truth `table_settled` is paired with the run's settle of
+  the same table: the first run settle called while the table showed it, from
+  the moment no ball was in flight any more (in the air, or rolling on further
+  than its radius before it stops) until the table next changed (a ball moved
+  or was lifted, the next settle); the snapshots are compared as multisets of
   (owner, location): accuracy = balls right / max(truth balls, run balls),
-  summed over truth snapshots (a missed snapshot scores 0 of its balls);
-* timing: run `table_settled` t minus the truth's (the truth's is the moment
-  the simulation called the table settled), and minus the true rest (the first
-  frame after the last moving ball before it);
+  summed over truth snapshots (a snapshot the run never settled on scores 0 of
+  its balls, and so does one read while a ball was still in flight: it is no
+  reading of the settled table);
+* timing: for the same pairs, run `table_settled` t minus the truth's (the
+  truth's is the moment the simulation called the table settled), and minus
+  the true rest (the first frame after the last moving ball before it);
 * detection: per frame, detections paired with visible truth balls on the board
   plane (Hungarian, gated in mm); a pair of the wrong colour counts as both a
   false positive and a miss; localisation error is over all pairs;
@@ -29,6 +35,7 @@ What is measured, and how things are paired:
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,13 +46,14 @@ from scipy.optimize import linear_sum_assignment
 
 from record.run_folder import EVENTS_FILE, RESULT_FILE, TRACKS_FILE, TrackFrame, read_run, track_frame
 from rules.errors import InputError
-from rules.events import Event, LogError, TableSettled, parse_event
+from rules.events import BallLifted, Event, LogError, ShotStarted, TableSettled, parse_event
 from rules.files import loads
 from rules.replay import replay
 from rules.result import build_result
 
 TRUTH_FORMAT = "table-referee/sim-truth@1"
 POINT_KINDS = ("score", "capture")
+AIRBORNE_MM = 2.0  # a ball's centre this far above its resting height is off the table surface
 
 
 class EvalError(InputError):
@@ -59,7 +67,7 @@ class EvalError(InputError):
 class EvalConfig:
     """How far apart two things may be and still count as the same one."""
 
-    event_gate_s: float = 2.0  # a run shot / settle this far from the truth's is another one
+    event_gate_s: float = 2.0  # a run shot this far from the truth's is another one
     detection_gate_mm: float = 30.0  # a detection further than this from every ball is a false positive
     track_gate_mm: float = 30.0  # the same for tracks, in motmetrics
     frame_tolerance_s: float = 0.02  # a run frame pairs with the truth frame this close in time
@@ -77,6 +85,7 @@ class Truth:
     frames: tuple[dict[str, Any], ...]  # {"t", "balls": [[id, x, y, z, u, v, r, visible, occluded, moving]]}
     events: tuple[Event, ...]
     result: dict[str, Any]
+    ball_mm: float  # the balls' diameter (the truth's table profile)
 
 
 @dataclass(frozen=True)
@@ -104,7 +113,8 @@ def load_truth(path: str | Path) -> Truth:
         events = tuple(parse_event(e) for e in data["events"])
         return Truth(game=data["game"], config=dict(data.get("config") or {}), fps=float(data["fps"]),
                      owners={int(k): v for k, v in data["ball_owners"].items()},
-                     frames=tuple(data["frames"]), events=events, result=data["result"])
+                     frames=tuple(data["frames"]), events=events, result=data["result"],
+                     ball_mm=float(data["profile"]["ball_diameter_mm"]))
     except (KeyError, TypeError, ValueError, OverflowError, LogError) as error:
         raise EvalError(f"truth file {path} is incomplete or malformed ({error!r}); regenerate it "
                         "with referee simulate") from None
@@ -229,8 +239,8 @@ def evaluate(run: Run, truth: Truth, config: EvalConfig = EvalConfig()) -> Repor
         game=truth.game,
         scores=score_finals(run.result, truth.result),
         shots=score_shots(run.result["decisions"], truth.result["decisions"], config),
-        assignment=score_assignment(run.events, truth.events, config),
-        timing=score_timing(run.events, truth, config),
+        assignment=score_assignment(run.events, truth),
+        timing=score_timing(run.events, truth),
         detection=None if frames is None else score_detection(frames, truth, config),
         tracking=None if frames is None else score_tracking(frames, truth, config),
         notes=run.notes,
@@ -338,9 +348,84 @@ def _settles(events: Iterable[Event]) -> list[TableSettled]:
     return [e for e in events if isinstance(e, TableSettled)]
 
 
-def score_assignment(run: Iterable[Event], truth: Iterable[Event], config: EvalConfig) -> AssignmentReport:
-    t_set, r_set = _settles(truth), _settles(run)
-    pairs = dict(match_by_time([e.t for e in t_set], [e.t for e in r_set], config.event_gate_s))
+def in_flight(truth: Truth) -> list[bool]:
+    """Per truth frame: is a ball in flight? In the air (its centre above resting height), or moving and going to
+    end up more than its radius from here (rolling on, or leaving the table): a ball creeping a millimetre in its
+    slot is at rest for the referee's purpose. One pass from the last frame back, carrying where each ball next
+    rests."""
+    radius = truth.ball_mm / 2
+    last = len(truth.frames) - 1
+    flying = [False] * len(truth.frames)
+    rests_at: dict[int, tuple[float, float]] = {}  # ball -> where it rests next, from the frame after (none: gone)
+    for k in range(last, -1, -1):
+        here: dict[int, tuple[float, float] | None] = {}
+        for ball in truth.frames[k]["balls"]:
+            ball_id, at, z, moving = int(ball[0]), (float(ball[1]), float(ball[2])), float(ball[3]), bool(ball[9])
+            if moving and k < last:
+                rest = rests_at.get(ball_id)
+                flying[k] |= z > radius + AIRBORNE_MM or rest is None or math.dist(at, rest) > radius
+                here[ball_id] = rest
+            else:
+                flying[k] |= moving and z > radius + AIRBORNE_MM
+                here[ball_id] = at
+        rests_at = {ball_id: at for ball_id, at in here.items() if at is not None}
+    return flying
+
+
+def settles_in_flight(run: Iterable[Event], truth: Truth) -> int:
+    """How many of the run's table_settled events were called while a ball was in flight (`in_flight`)."""
+    flying = in_flight(truth)
+    times = np.array([float(f["t"]) for f in truth.frames])
+    return sum(flying[frame_at(times, e.t)] for e in _settles(run)) if times.size else 0
+
+
+def frame_at(times: np.ndarray, t: float) -> int:
+    """The index of the truth frame nearest to `t`."""
+    k = int(np.clip(np.searchsorted(times, t), 0, times.size - 1))
+    return k - 1 if k > 0 and abs(times[k - 1] - t) <= abs(times[k] - t) else k
+
+
+def settle_windows(truth: Truth) -> list[tuple[int, int]]:
+    """For each truth table_settled, the truth frames [first, end) over which the table shows its snapshot: from
+    the frame after the last one with a ball in flight (since the previous window) until the table next changes:
+    a ball moves, a ball is lifted, a shot starts, or the next settle."""
+    times = np.array([float(f["t"]) for f in truth.frames])
+    flying = in_flight(truth)
+    moving = [any(ball[9] for ball in f["balls"]) for f in truth.frames]
+    changes = sorted(frame_at(times, e.t) for e in truth.events if isinstance(e, (BallLifted, ShotStarted)))
+    settled = [frame_at(times, e.t) for e in _settles(truth.events)]
+    windows = []
+    first = 0
+    for i, at in enumerate(settled):
+        for k in range(first, at + 1):
+            first = k + 1 if flying[k] else first
+        end = next((k for k in range(at + 1, len(times)) if moving[k]), len(times))
+        end = min([end, *(k for k in changes if k > at), *settled[i + 1:i + 2]])
+        windows.append((min(first, at), max(end, at + 1)))
+        first = max(end, at + 1)
+    return windows
+
+
+def pair_settles(run: Iterable[Event], truth: Truth) -> list[tuple[int, int]]:
+    """(truth settle index, run settle index): each truth settle with the first run settle called within its
+    window (`settle_windows`); a truth settle without one is left unpaired."""
+    r_set = _settles(run)
+    if not truth.frames:
+        return []
+    times = np.array([float(f["t"]) for f in truth.frames])
+    at = [frame_at(times, e.t) for e in r_set]
+    pairs = []
+    for i, (first, end) in enumerate(settle_windows(truth)):
+        j = next((j for j, k in enumerate(at) if first <= k < end), None)
+        if j is not None:
+            pairs.append((i, j))
+    return pairs
+
+
+def score_assignment(run: Iterable[Event], truth: Truth) -> AssignmentReport:
+    run = tuple(run)
+    t_set, r_set = _settles(truth.events), _settles(run)
+    pairs = dict(pair_settles(run, truth))
     right = total = exact = 0
     mistakes = []
     for i, settled in enumerate(t_set):
@@ -378,23 +463,10 @@ def true_rest_times(truth: Truth) -> dict[int, float]:
     return rest
 
 
-def pair_settles(truth: Truth, run_settles: list[TableSettled], config: EvalConfig) -> list[tuple[int, int]]:
-    """(truth index, run index) of the settles that are the same one, paired by time from when the balls
-    stopped (`true_rest_times`) rather than from the truth's own settle, the simulator's debounce later.
-
-    A marble rocking in its slot keeps the truth's `moving` flag up for a second or two while a referee may
-    rightly call the table settled (its reading no longer changes): timed from the truth's settle, such an early
-    settle and the next one late paired with each other's truth and showed as two settles 2 s late.
-    """
-    t_set = _settles(truth.events)
-    rest = true_rest_times(truth)
-    return match_by_time([rest.get(i, e.t) for i, e in enumerate(t_set)], [e.t for e in run_settles],
-                         config.event_gate_s)
-
-
-def score_timing(run: Iterable[Event], truth: Truth, config: EvalConfig) -> TimingReport:
+def score_timing(run: Iterable[Event], truth: Truth) -> TimingReport:
+    run = tuple(run)
     t_set, r_set = _settles(truth.events), _settles(run)
-    pairs = pair_settles(truth, r_set, config)
+    pairs = pair_settles(run, truth)
     rest = true_rest_times(truth)
     error = [1000.0 * (r_set[j].t - t_set[i].t) for i, j in pairs]
     after = [1000.0 * (r_set[j].t - rest[i]) for i, j in pairs if i in rest]

@@ -9,15 +9,21 @@ from pathlib import Path
 import pytest
 
 from record.run_folder import TRACKS_FILE, RunWriter
-from rules.events import Location
+from rules.events import Location, parse_event
 from simulation.realism import Realism
 from simulation.simulate import simulate_to
 from vision.evaluate import (
     EvalConfig,
+    Truth,
     evaluate,
+    in_flight,
     load_run,
     load_truth,
     match_by_time,
+    pair_settles,
+    score_assignment,
+    settle_windows,
+    settles_in_flight,
     shots_of,
     true_rest_times,
 )
@@ -224,11 +230,30 @@ def test_the_tracks_line_holds_confirmed_tracks_and_board_detections(tmp_path):
 
 def test_eval_config_gates_are_used(tmp_path, truth_path, truth_json):
     run = perfect_run(truth_json)
-    settles(run)[-1]["t"] += 0.25
+    shot = [d for d in run["result"]["decisions"] if d["kind"] == "shot"][-1]
+    for decision in run["result"]["decisions"]:
+        if decision["t"] == shot["t"]:
+            decision["t"] += 0.25
     truth = load_truth(truth_path)
     report = evaluate(load_run(write_run(tmp_path / "run", run), truth), truth, EvalConfig(event_gate_s=0.1))
-    assert report.assignment.matched == 2
-    assert (report.assignment.balls_right, report.assignment.balls_total) == (32, 48)  # a missed snapshot scores 0
+    assert (report.shots.matched, report.shots.correct) == (1, 1)
+    assert report.assignment.accuracy == 1.0  # settles are paired by the table they show, not by a gate
+
+
+def test_a_settle_called_while_a_ball_is_in_the_air_is_no_reading_of_the_settled_table(tmp_path, truth_path,
+                                                                                        truth_json):
+    """Moved back into the struck ball's hop (well within the old 2 s gate), the last settle, read right, is not
+    the settled table's: that snapshot scores 0 of its 16 balls, and the frame is in flight."""
+    truth = load_truth(truth_path)
+    flying = in_flight(truth)
+    last = settles(truth_json)[-1]["t"]
+    hop = max(f["t"] for f, up in zip(truth_json["frames"], flying) if up and f["t"] < last)
+    assert last - hop < 2.0
+    run = perfect_run(truth_json)
+    settles(run)[-1]["t"] = hop
+    report = score(tmp_path, truth_path, run)
+    assert (report.assignment.matched, report.assignment.balls_right, report.assignment.balls_total) == (2, 32, 48)
+    assert report.assignment.mistakes == (f"settle at {last:.2f}s: no run snapshot",)
 
 
 def test_run_frames_pair_with_truth_frames_by_time_not_by_count(tmp_path, truth_path, truth_json):
@@ -240,3 +265,67 @@ def test_run_frames_pair_with_truth_frames_by_time_not_by_count(tmp_path, truth_
     assert report.detection.frames == (truth_json["frame_count"] + 1) // 2
     assert report.detection.precision == report.detection.recall == 1.0
     assert report.tracking.id_switches == 0 and report.tracking.mota == 1.0
+
+
+# --------------------------------------------------------------------------- settles paired by the table they show
+
+BALL_MM = 20.0  # the synthetic truths below: one ball of 20 mm, 10 frames a second
+
+
+def rolling_truth(path: list[tuple[float, float, bool]], settle_t: float, lift_t: float | None = None) -> Truth:
+    """Ball 1 (red) at each (y, z, moving) of `path`, a frame every 0.1 s; the truth settles at `settle_t` with it
+    in slot 1 of Position 1; `lift_t`: then it is lifted off (gone from the frames after)."""
+    frames = tuple({"t": round(0.1 * k, 1), "balls": [] if lift_t is not None and 0.1 * k > lift_t else
+                    [[1, 100.0, y, z, 0, 0, 5, True, False, moving]]} for k, (y, z, moving) in enumerate(path))
+    at = {"owner": "red", "at": Location.slot_at(1, 1).to_json()}
+    events = [parse_event({"type": "table_settled", "t": settle_t, "balls": [at]})]
+    if lift_t is not None:
+        events.append(parse_event({"type": "ball_lifted", "t": lift_t, **at}))
+    return Truth("starcluster", {}, 10.0, {1: "red"}, frames, tuple(events), {}, BALL_MM)
+
+
+def run_settles(*settled: tuple[float, Location]) -> tuple:
+    return tuple(parse_event({"type": "table_settled", "t": t, "balls": [{"owner": "red", "at": at.to_json()}]})
+                 for t, at in settled)
+
+
+# rolls 50 mm a frame for 1 s, then creeps 6 mm over 3 s (under its 10 mm radius), then lies still
+CREEP = [(50.0 * k, 10.0, True) for k in range(10)] + [(500 + 0.2 * k, 10.0, True) for k in range(30)] \
+    + [(506.0, 10.0, False)] * 15
+
+
+def test_a_ball_creeping_less_than_its_radius_is_at_rest_and_one_rolling_or_in_the_air_is_in_flight():
+    assert in_flight(rolling_truth(CREEP, 4.5)) == [True] * 10 + [False] * 45
+    hop = [(0.0, 10.0, True), (10.0, 12.5, True), (11.0, 10.0, True), (11.0, 10.0, False)]
+    assert in_flight(rolling_truth(hop, 0.3)) == [True, True, False, False]  # up 2.5 mm: off the surface
+    gone = [(0.0, 10.0, False), (0.0, 10.0, True), (5.0, 10.0, True)]
+    assert in_flight(rolling_truth(gone, 0.0, lift_t=0.15)) == [False, True, False]  # it never rests here
+
+
+def test_a_settle_called_while_the_ball_creeps_in_its_slot_pairs_with_the_truths_later_one():
+    """The referee settled 3.5 s before the simulation did (the ball still crept 5 mm): the same table; the
+    reading is scored, and the timing says how early it was."""
+    truth = rolling_truth(CREEP, 4.5)
+    assert settle_windows(truth) == [(10, 55)]
+    run = run_settles((0.5, Location.slot_at(1, 1)), (1.0, Location.slot_at(1, 1)), (4.0, Location.slot_at(1, 2)))
+    assert pair_settles(run, truth) == [(0, 1)]  # the first settle once the ball was at rest; 0.5 s was in flight
+    assert settles_in_flight(run, truth) == 1
+    report = score_assignment(run, truth)
+    assert (report.matched, report.balls_right, report.accuracy) == (1, 1, 1.0)
+
+
+def test_a_settle_in_the_tables_window_that_reads_it_wrong_counts_wrong():
+    truth = rolling_truth(CREEP, 4.5)
+    report = score_assignment(run_settles((2.0, Location.slot_at(1, 2)), (4.5, Location.slot_at(1, 1))), truth)
+    assert (report.matched, report.exact_snapshots, report.balls_right, report.balls_total) == (1, 0, 0, 1)
+    assert "missing [red@" in report.mistakes[0]
+
+
+def test_a_settle_after_the_table_changed_or_in_flight_is_missing():
+    """Only a settle between the ball's rest and the next change (here a lift at 5.0 s) shows the table."""
+    truth = rolling_truth(CREEP, 4.5, lift_t=5.0)
+    assert settle_windows(truth) == [(10, 50)]
+    for t in (0.5, 5.2):
+        report = score_assignment(run_settles((t, Location.slot_at(1, 1))), truth)
+        assert (report.matched, report.balls_right, report.balls_total) == (0, 0, 1)
+        assert report.mistakes == ("settle at 4.50s: no run snapshot",)
