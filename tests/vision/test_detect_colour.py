@@ -320,16 +320,22 @@ def test_a_row_of_eight_touching_balls_is_eight_balls_where_they_lie(pirate, alo
         assert np.sort(np.hypot(seen[:, 0] - ball.x, seen[:, 1] - ball.y))[0] < r / 2
 
 
+def _still_with_red(pirate):
+    """A frame with every ball still and no hand, its truth, a red ball's radius (px) and a lit part's colour."""
+    _, match, renderer, _, detector = pirate
+    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls))
+    image, truth = renderer.render(still)
+    red = next(d for d in detector.detect(image) if d.colour == "red")
+    r = int(round(red.radius_px))
+    return image, truth, r, [int(c) for c in image[int(red.v), int(red.u) - r // 3]]
+
+
 def test_a_blob_of_more_whole_balls_than_a_player_has_is_not_split_into_balls(pirate):
     """A long thick stroke of red paint (a sleeve, a painted band: thinner than a ball, so the depth test passes
     it) holds more whole ball discs than a player has balls (8): with `balls_per_player` it is no balls, and it
     is not split; without the limit it is split into a row of phantom balls."""
-    profile, match, renderer, mapper, detector = pirate
-    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls))
-    image, _ = renderer.render(still)
-    red = next(d for d in detector.detect(image) if d.colour == "red")
-    r = int(round(red.radius_px))
-    colour = [int(c) for c in image[int(red.v), int(red.u) - r // 3]]  # a lit part of a red ball
+    profile, _, _, mapper, detector = pirate
+    image, _, r, colour = _still_with_red(pirate)
     (x0, y0), (x1, y1) = (np.round(mapper.ball_centre_px(np.array([profile.space_center(4, 1),
                                                                    profile.space_center(4, 8)])))).astype(int)
     painted = image.copy()
@@ -351,12 +357,8 @@ def test_flat_paint_of_a_players_colour_is_not_a_ball(pirate, shape):
     """A patch about a ball wide painted in the lit colour of a player's ball (a sticker, an empty starting space
     whose paint is no thicker than a ball), with the camera's noise, passes every size and depth test; it is flat,
     shaded far less than the player's balls on the first frame, so it is no ball. Every real ball is still found."""
-    profile, match, renderer, mapper, detector = pirate
-    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls))
-    image, truth = renderer.render(still)
-    red = next(d for d in detector.detect(image) if d.colour == "red")
-    r = int(round(red.radius_px))
-    colour = [int(c) for c in image[int(red.v), int(red.u) - r // 3]]  # a lit part of a red ball
+    profile, _, _, mapper, detector = pirate
+    image, truth, r, colour = _still_with_red(pirate)
     u, v = np.round(mapper.ball_centre_px(np.array([profile.space_center(5, 5)]))[0]).astype(int)
     painted = image.copy()
     if shape == "disc":
