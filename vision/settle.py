@@ -134,7 +134,7 @@ class HandWatch:
         # eventually; a blob that has stood still `hand_still_ms` is learnt like the rest
         rest = (self.foreground == 0).astype(np.uint8)
         cv2.accumulateWeighted(small, self._background, self.config.background_rate,
-                               mask=np.ones_like(rest) if still else rest)
+                               mask=None if still else rest)
         if len(big) and not self.present and not still:
             cv2.accumulateWeighted(small, self._background, self.config.background_rate / FOREGROUND_SLOWDOWN,
                                    mask=self.foreground)

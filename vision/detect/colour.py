@@ -127,6 +127,7 @@ class ColourDetector:
         self._closings: dict[int, np.ndarray] = {}
         self._measured: dict[tuple[int, int, int], _Measured] = {}  # the last frame's blobs, by label and cell
         self.paint = np.zeros((self.size[1], self.size[0]), np.uint8)  # label painted there (`learn_paint`), or 0
+        self._painted = False  # any paint learnt: else `detect` skips the paint mask
         self.reused = 0  # blobs that kept an earlier measurement, and blobs measured: for the benchmark
         self.measured = 0
 
@@ -171,6 +172,7 @@ class ColourDetector:
         Only for players whose every ball lies where `known` (player -> (u, v, r) px) says; away means further
         than `paint_clear_radii` from those and from every ball found on the frame."""
         self.paint = np.zeros((self.size[1], self.size[0]), np.uint8)
+        self._painted = False
         if not known:
             return
         bx0, by0, bx1, by1 = self.box
@@ -186,6 +188,7 @@ class ColourDetector:
         for player in known:
             label = self.model.label_of(player)
             self.paint[(labels == label) & (clear == 0)] = label
+        self._painted = bool(self.paint.any())
 
     def _radius_map(self, w: int, h: int, step: int = 16) -> np.ndarray:
         """Expected ball radius (px) at every pixel of the box, interpolated from a coarse grid."""
@@ -216,7 +219,8 @@ class ColourDetector:
         else:  # shrink the whole box (so the pixels are those of the full box), then cut
             small = self._shrink(image[by0:by1, bx0:bx1])[sy0:sy1, sx0:sx1]
         labels = cv2.bitwise_and(self._classify(small), keep)
-        labels[labels == self.paint[sy0:sy1, sx0:sx1]] = BACKGROUND  # a player's colour painted on the table
+        if self._painted:  # a player's colour painted on the table is the table's
+            labels[labels == self.paint[sy0:sy1, sx0:sx1]] = BACKGROUND
         out: list[Detection] = []
         measured: dict[tuple[int, int, int], _Measured] = {}
         for label in self._labels:  # in label order, as np.unique gave them
