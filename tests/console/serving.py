@@ -1,6 +1,11 @@
 """A real `referee serve` for the console's tests: a child process playing a bundled sample at its own rate,
 reached over HTTP on a free port of 127.0.0.1. Nothing here waits a fixed time: each step polls for what it
-needs, with a generous deadline, and every child is stopped (then killed) at the end."""
+needs, with a generous deadline, and every child is stopped (then killed) at the end.
+
+The live path drops frames when the referee falls behind the feed; on a loaded machine those could hold a
+shot the test is about. So each referee is given a live buffer (PATIENCE) long enough that no frame drops:
+what is asserted is then the same however slow the machine. Dropping is tested on its own, with an injected
+clock (tests/vision/test_sources.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_videos" / "starcluster" / "play_line_foul"  # 13 s; red's head crosses the Play Line
 TOKEN = "umpire-test-token"
 DEADLINE_S = 90.0  # for anything to happen: the sample lasts 13 s, a loaded machine may take several times that
+PATIENCE = {"source": {"live_startup_s": 60.0, "live_buffer_s": 10.0}}  # the `pipeline` of every console test
 RECORD = ("events.jsonl", "decisions.jsonl", "tracks.jsonl", "result.json", "history.jsonl", "manifest.json")
 
 
@@ -70,10 +76,24 @@ def referee(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> 
                           timeout=300, env=env)
 
 
+def patient(out: Path, args: tuple[str, ...]) -> tuple[str, ...]:
+    """ARGS with a --config of PATIENCE over the match's own config (the --session truth's, else the rules'
+    defaults); ARGS as they are when they give a --config or --resume (the run folder keeps its config)."""
+    if "--config" in args or "--resume" in args:
+        return args
+    config: dict[str, Any] = {}
+    if "--session" in args and (session := Path(args[args.index("--session") + 1])).suffix == ".json":
+        config = json.loads(session.read_text()).get("config", {})
+    path = out.parent / f"{out.name}.config.json"
+    path.write_text(json.dumps({**config, "pipeline": PATIENCE}))
+    return (*args, "--config", str(path))
+
+
 @contextmanager
 def serve(out: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Console]:
-    """`referee serve ARGS... --out OUT --port 0` until it says where it listens; stopped (SIGINT, then SIGKILL)
-    at the end, whatever happened."""
+    """`referee serve ARGS... --out OUT --port 0`, PATIENCE given, until it says where it listens; stopped
+    (SIGINT, then SIGKILL) at the end, whatever happened."""
+    args = patient(out, args)
     stdout, stderr = out.parent / f"{out.name}.stdout", out.parent / f"{out.name}.stderr"
     with stdout.open("w") as o, stderr.open("w") as e:
         process = subprocess.Popen([sys.executable, "-m", "referee.cli", "serve", *args, "--out", str(out),

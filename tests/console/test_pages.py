@@ -208,6 +208,7 @@ def test_the_umpire_corrects_the_settled_table_by_clicking_a_slot(browser, conso
     position, slot = (int(n) for n in key.removeprefix("P").split("/"))
     assert (logged["by"], logged["reason"]) == ("Pat Umpire", "the ball stopped there")
     assert {"owner": "red", "at": {"place": "slot", "position": position, "slot": slot}} in logged["balls"]
-    calls = [c["summary"] for c in api_state(console_server)["calls"]]
-    assert any(c.startswith(f"umpire by Pat Umpire corrected the snapshot of {target}") for c in calls)
+    # the state is published beside the referee's loop, so the call may come a moment after the log line
+    wait_until(lambda: any(c["summary"].startswith(f"umpire by Pat Umpire corrected the snapshot of {target}")
+                           for c in api_state(console_server)["calls"]), "the correction called")
     assert browser.errors == []
