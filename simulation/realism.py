@@ -80,9 +80,11 @@ class Effects:
         if shake_h is not None:
             img = cv2.warpPerspective(img, shake_h, (self.width, self.height), flags=cv2.INTER_LINEAR,
                                       borderMode=cv2.BORDER_REPLICATE)
-        img = img * 255.0
+        img = img * 255.0  # a new array from here on: the steps below work in place
         if self._noise_bank:
             pick = int(self._noise_pick.integers(len(self._noise_bank)))
             shift = int(self._noise_pick.integers(self.width))
-            img = img + self.realism.noise * np.roll(self._noise_bank[pick], shift, axis=1)
-        return np.clip(img, 0, 255).astype(np.uint8)
+            noise = self._noise_bank[pick]  # rolled `shift` columns to the right, as two slices
+            img[:, shift:] += self.realism.noise * noise[:, :self.width - shift]
+            img[:, :shift] += self.realism.noise * noise[:, self.width - shift:]
+        return np.clip(img, 0, 255, out=img).astype(np.uint8)

@@ -57,7 +57,7 @@ def clip_654(tmp_path_factory):
     counts the table's slots, not the rules config's default 7."""
     folder = tmp_path_factory.mktemp("sc654")
     profile = write_654(folder)
-    truth, _ = simulate_to(folder / "clip", "starcluster", 3, "chain_grand_slam", "behind_play_line", 1280, 720,
+    truth, _ = simulate_to(folder / "clip", "starcluster", 3, "chain_grand_slam", "behind_play_line", 960, 540,
                            realism=Realism.moderate(), profile_path=str(profile), progress=False)
     # the session's rules are the default ones as far as the table goes: no slot counts in them
     session = {**truth, "config": {k: v for k, v in truth["config"].items() if k != "slots_per_position"}}
