@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import cv2
 import numpy as np
@@ -41,23 +42,39 @@ def marker_bits(name: str, marker_id: int) -> np.ndarray:
     return cv2.aruco.generateImageMarker(dictionary, marker_id, modules, borderBits=1)
 
 
-def detect_markers(image: np.ndarray, dictionary: str) -> list[DetectedMarker]:
-    """All markers of `dictionary` in a BGR or grey image, corners refined to sub-pixel."""
-    grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+def detect_markers(image: np.ndarray, dictionary: str,
+                   regions: Sequence[tuple[int, int, int, int]] | None = None) -> list[DetectedMarker]:
+    """All markers of `dictionary` in a BGR or grey image, corners refined to sub-pixel; with `regions`
+    (pixel boxes x0, y0, x1, y1) only those within them: where the markers lie is known, so the rest of the
+    frame need not be searched. A marker seen in two regions is kept once, as the larger."""
+    h, w = image.shape[:2]
     params = cv2.aruco.DetectorParameters()
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
     detector = cv2.aruco.ArucoDetector(_dictionary(dictionary, "profile markers"), params)
-    corners, ids, _rejected = detector.detectMarkers(grey)
-    if ids is None:
-        return []
-    smooth = grey.astype(np.float32)
-    found = []
-    for c, i in zip(corners, ids.ravel()):
-        refined = c.reshape(4, 2).astype(float)
-        for _ in range(EDGE_ITERATIONS):
-            refined = _refine_by_edges(smooth, refined)
-        found.append(DetectedMarker(id=int(i), corners=tuple((float(u), float(v)) for u, v in refined)))
-    return sorted(found, key=lambda m: m.id)
+    found: dict[int, DetectedMarker] = {}
+    for x0, y0, x1, y1 in regions if regions is not None else [(0, 0, w, h)]:
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+        if x1 <= x0 or y1 <= y0:
+            continue
+        crop = image[y0:y1, x0:x1]
+        grey = crop if crop.ndim == 2 else cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+        corners, ids, _rejected = detector.detectMarkers(grey)
+        if ids is None:
+            continue
+        smooth = grey.astype(np.float32)
+        for c, i in zip(corners, ids.ravel()):
+            refined = c.reshape(4, 2).astype(float)
+            for _ in range(EDGE_ITERATIONS):
+                refined = _refine_by_edges(smooth, refined)
+            marker = DetectedMarker(id=int(i), corners=tuple((float(u) + x0, float(v) + y0) for u, v in refined))
+            if int(i) not in found or _perimeter(marker) > _perimeter(found[int(i)]):
+                found[int(i)] = marker
+    return sorted(found.values(), key=lambda m: m.id)
+
+
+def _perimeter(marker: DetectedMarker) -> float:
+    corners = np.array(marker.corners)
+    return float(np.linalg.norm(np.roll(corners, -1, axis=0) - corners, axis=1).sum())
 
 
 def _refine_by_edges(grey: np.ndarray, corners: np.ndarray) -> np.ndarray:

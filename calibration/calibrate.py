@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Sequence
 
 import jsonschema
 import numpy as np
@@ -82,11 +83,13 @@ def _from_fit(fit: Fit, profile: TableProfile, size: tuple[int, int], method: st
 
 
 def fit_markers(
-    image: np.ndarray, profile: TableProfile, intrinsics: Intrinsics | None = None
+    image: np.ndarray, profile: TableProfile, intrinsics: Intrinsics | None = None,
+    regions: Sequence[tuple[int, int, int, int]] | None = None,
 ) -> tuple[Fit, tuple[int, ...]]:
-    """Detect the profile's markers and fit; needs at least two of them."""
+    """Detect the profile's markers (within `regions` only, when given: see `detect_markers`) and fit; needs
+    at least two of them."""
     size = (image.shape[1], image.shape[0])
-    detected = detect_markers(image, profile.markers.dictionary)
+    detected = detect_markers(image, profile.markers.dictionary, regions)
     img, brd, ids = marker_correspondences(detected, profile.markers)
     if len(ids) < MIN_MARKERS:
         expected = sorted(profile.markers.by_id())

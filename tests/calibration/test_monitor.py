@@ -130,3 +130,25 @@ def test_checks_only_at_the_interval(starcluster, scene):
     assert monitor.update(first, 0.0) == []
     assert monitor.update(moved, 0.5) == []  # not due yet
     assert len(monitor.update(moved, 1.0)) == 1
+
+
+def test_markers_are_looked_for_where_they_lie_and_in_the_whole_frame_once_they_moved_further(starcluster, scene):
+    """A check searches only around the markers (the corners of a whole-frame search to a thousandth of a
+    pixel, at a fraction of its cost); a camera moved further than a marker's width leaves them outside those regions, and the
+    whole frame is searched, so the movement is still seen."""
+    from calibration.aruco import detect_markers
+
+    camera, frame = scene
+    first = frame(camera.board_to_image)
+    monitor = CalibrationMonitor(starcluster, calibrate_markers(first, starcluster), SETTINGS, first)
+    assert monitor.update(first, 0.0) == []
+    regions = monitor._regions(first)
+    whole = detect_markers(first, starcluster.markers.dictionary)
+    near = detect_markers(first, starcluster.markers.dictionary, regions)
+    assert len(whole) >= 4 and [m.id for m in near] == [m.id for m in whole]
+    assert np.abs(np.array([m.corners for m in near]) - [m.corners for m in whole]).max() < 1e-3  # pixels
+    moved = frame(camera.board_to_image, (70.0, 45.0))
+    assert len(detect_markers(moved, starcluster.markers.dictionary, regions)) < len(whole)
+    assert [o.kind for o in monitor.update(moved, 1.0)] == ["camera"]
+    shift = np.array([[1, 0, 70.0], [0, 1, 45.0], [0, 0, 1]])
+    assert slot_error_mm(monitor.calibration, shift @ camera.board_to_image, starcluster) < HALF_HD_BOUND_MM
