@@ -111,7 +111,7 @@ class CalibrationMonitor:
         self._last_check: float | None = None
         self._last_seen: float | None = None
         self._warned = False
-        self._ids: tuple[int, ...] = ()  # the markers the last good check found
+        self._ids = calibration.markers_used  # the markers the last good check (or the calibration) found
 
     def update(self, frame: np.ndarray, t: float) -> list[Observation]:
         """Check the markers if a check is due; returns the observations this frame caused."""
