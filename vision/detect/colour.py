@@ -31,7 +31,7 @@ averages, exact and fast) and a bilinear last step of less than 2x.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 import cv2
@@ -81,6 +81,22 @@ class _Measured:
     balls: tuple[Detection, ...]
 
 
+@dataclass
+class _View:
+    """What `detect` looks at under one caller's mask: the table mask narrowed by it (analysis scale, cut to
+    its bounding box; None when nothing is left) and the blobs measured there on the frame before. The
+    pipeline's frame mask and the settled-table reader's whole box each keep their own, so a settle read
+    neither makes the next frame measure every blob afresh nor is made to by it."""
+
+    given: np.ndarray | None  # the caller's mask over the detector's box, as given (None: no mask)
+    keep: np.ndarray | None
+    box: tuple[int, int, int, int]
+    measured: dict[tuple[int, int, int], _Measured] = field(default_factory=dict)
+
+
+VIEWS = 2  # masks whose views are kept: the pipeline's and the settled-table reader's
+
+
 class ColourDetector:
     """`Detector` backend "color": see the module docstring."""
 
@@ -123,9 +139,8 @@ class ColourDetector:
         # every 24-bit BGR colour -> its label, the lightness gate included: one lookup a pixel per frame
         self._bgr_labels = bgr_label_table(model)
         self._labels = [*range(1, len(model.players) + 1), UNKNOWN]
-        self._keep_key: tuple | None = None  # (mask cut it was made from, keep mask, its box): see `_keep`
+        self._views: list[_View] = []  # by the caller's mask, the latest last: see `_view`
         self._closings: dict[int, np.ndarray] = {}
-        self._measured: dict[tuple[int, int, int], _Measured] = {}  # the last frame's blobs, by label and cell
         self.paint = np.zeros((self.size[1], self.size[0]), np.uint8)  # label painted there (`learn_paint`), or 0
         self._painted = False  # any paint learnt: else `detect` skips the paint mask
         self.reused = 0  # blobs that kept an earlier measurement, and blobs measured: for the benchmark
@@ -211,7 +226,8 @@ class ColourDetector:
         `steady` (2x3, full-frame pixels of this frame -> the steadied image's) takes camera shake out of the
         test of which blobs are where they were."""
         bx0, by0, bx1, by1 = self.box
-        keep, (sx0, sy0, sx1, sy1) = self._keep(mask)
+        view = self._view(mask)
+        keep, (sx0, sy0, sx1, sy1) = view.keep, view.box
         if keep is None:
             return []
         if self.scale == 1.0:  # only the looked-at part of the box is classified
@@ -227,14 +243,15 @@ class ColourDetector:
             binary = cv2.compare(labels, label, cv2.CMP_EQ)
             x, y, w, h = cv2.boundingRect(binary)  # of its pixels: the components are found within it
             if w and h:
-                out += self._blobs(binary[y:y + h, x:x + w], label, small, (x, y), image, (sx0, sy0), measured,
-                                   steady)
-        self._measured = measured
+                out += self._blobs(binary[y:y + h, x:x + w], label, small, (x, y), image, (sx0, sy0), view.measured,
+                                   measured, steady)
+        view.measured = measured
         return _apart(out)
 
     def forget(self) -> None:
         """Measure every blob afresh on the next frame."""
-        self._measured = {}
+        for view in self._views:
+            view.measured = {}
 
     def _shrink(self, box: np.ndarray) -> np.ndarray:
         """The box at the analysis scale: halved (block averages) while 2x or more is left, then bilinear."""
@@ -250,35 +267,36 @@ class ColourDetector:
         packed &= 0xFFFFFF
         return np.take(self._bgr_labels, packed)
 
-    def _keep(self, mask: np.ndarray | None) -> tuple[np.ndarray | None, tuple[int, int, int, int]]:
-        """The table mask (analysis scale) narrowed by `mask` (full frame), cut to its bounding box, as 0 / 255,
-        and that box; None when nothing is left. Kept while the caller passes an equal mask (the pipeline
-        passes the same one every frame)."""
+    def _view(self, mask: np.ndarray | None) -> _View:
+        """The view of `mask` (uint8, full frame; None: the whole box): the one kept for an equal mask (the
+        pipeline passes the same one every frame), else a new one, its blobs to be measured afresh (those at
+        the edge of another mask may have lost pixels to it)."""
         bx0, by0, bx1, by1 = self.box
         m = None if mask is None else mask[by0:by1, bx0:bx1]
-        if self._keep_key is not None and ((m is None and self._keep_key[0] is None) or (
-                m is not None and self._keep_key[0] is not None and m.shape == self._keep_key[0].shape
-                and np.array_equal(m, self._keep_key[0]))):
-            return self._keep_key[1], self._keep_key[2]
+        for view in self._views:
+            if (m is None and view.given is None) or (m is not None and view.given is not None
+                                                      and m.shape == view.given.shape and np.array_equal(m, view.given)):
+                return view
         keep = self.table_mask > 0
         if m is not None:
             ms = m if self.scale == 1.0 else cv2.resize(m, self.size, interpolation=cv2.INTER_NEAREST)
             keep &= ms > 0
         rows, cols = np.flatnonzero(keep.any(axis=1)), np.flatnonzero(keep.any(axis=0))
         if not len(rows):
-            cut, sub = None, (0, 0, 0, 0)
+            view = _View(None if m is None else m.copy(), None, (0, 0, 0, 0))
         else:
             sub = (int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1)
             cut = np.ascontiguousarray(keep[sub[1]:sub[3], sub[0]:sub[2]]).astype(np.uint8) * 255
-        self._keep_key = (None if m is None else m.copy(), cut, sub)
-        self.forget()  # blobs at the edge of another mask may have lost pixels to it: measure afresh
-        return cut, sub
+            view = _View(None if m is None else m.copy(), cut, sub)
+        self._views = [*self._views[-(VIEWS - 1):], view]
+        return view
 
     def _blobs(self, binary: np.ndarray, label: int, cut: np.ndarray, at: tuple[int, int], image: np.ndarray,
-               origin: tuple[int, int], measured: dict[tuple[int, int, int], _Measured],
-               steady: np.ndarray | None) -> list[Detection]:
+               origin: tuple[int, int], before: dict[tuple[int, int, int], _Measured],
+               measured: dict[tuple[int, int, int], _Measured], steady: np.ndarray | None) -> list[Detection]:
         """Balls among the pixels of one label. `cut` is the shrunk image looked at, which starts at `origin`
-        of the analysis box; `binary` is cut from it at `at`. Each blob measured goes into `measured`."""
+        of the analysis box; `binary` is cut from it at `at`. A blob that is one of `before` (the frame
+        before's) keeps its measurement; each blob goes into `measured`."""
         cfg = self.config
         fill = self.model.fill[label - 1] if label != UNKNOWN else float(np.mean(self.model.fill))
         count, comp, stats, centroids = _components(binary)
@@ -305,7 +323,7 @@ class ColourDetector:
             x, y, w, h = (int(v) for v in stats[k, :4])
             centre = (float(cx) + sx0, float(cy) + sy0)
             area = int(stats[k, cv2.CC_STAT_AREA])
-            earlier = self._unchanged(label, (w, h), still, area)
+            earlier = _unchanged(before, label, (w, h), still, area)
             if earlier is not None:
                 measured[(label, *_cell(earlier.steady))] = earlier
                 du, dv = (centre[0] - earlier.centre[0]) / self.scale, (centre[1] - earlier.centre[1]) / self.scale
@@ -379,21 +397,6 @@ class ColourDetector:
         moved = full @ np.asarray(steady, float)[:, :2].T + np.asarray(steady, float)[:, 2]
         return [(float(x), float(y)) for x, y in (moved - origin + 0.5) * self.scale - 0.5]
 
-    def _unchanged(self, label: int, size: tuple[int, int], steady: tuple[float, float],
-                   area: int) -> _Measured | None:
-        """The blob of this label measured on the last frame that this one is (see the module docstring);
-        None when there is none."""
-        cx, cy = _cell(steady)
-        for dx in (-1, 0, 1):
-            for dy in (-1, 0, 1):
-                earlier = self._measured.get((label, cx + dx, cy + dy))
-                if earlier is not None and abs(earlier.size[0] - size[0]) <= 1 \
-                        and abs(earlier.size[1] - size[1]) <= 1 \
-                        and abs(earlier.area - area) <= SAME_AREA * earlier.area \
-                        and np.hypot(earlier.steady[0] - steady[0], earlier.steady[1] - steady[1]) <= SAME_CENTRE_PX:
-                    return earlier
-        return None
-
     def _to_full(self, x: float, y: float) -> tuple[float, float]:
         bx0, by0 = self.box[:2]
         return bx0 + (x + 0.5) / self.scale - 0.5, by0 + (y + 0.5) / self.scale - 0.5
@@ -466,6 +469,22 @@ def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.nda
     with np.errstate(invalid="ignore", divide="ignore"):
         centroids = np.column_stack([np.bincount(ids, xs, count), np.bincount(ids, ys, count)]) / area[:, None]
     return count, comp, stats, centroids
+
+
+def _unchanged(before: dict[tuple[int, int, int], _Measured], label: int, size: tuple[int, int],
+               steady: tuple[float, float], area: int) -> _Measured | None:
+    """The blob of this label measured on the frame `before` that this one is (see the module docstring);
+    None when there is none."""
+    cx, cy = _cell(steady)
+    for dx in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            earlier = before.get((label, cx + dx, cy + dy))
+            if earlier is not None and abs(earlier.size[0] - size[0]) <= 1 \
+                    and abs(earlier.size[1] - size[1]) <= 1 \
+                    and abs(earlier.area - area) <= SAME_AREA * earlier.area \
+                    and np.hypot(earlier.steady[0] - steady[0], earlier.steady[1] - steady[1]) <= SAME_CENTRE_PX:
+                return earlier
+    return None
 
 
 def _cell(centre: tuple[float, float]) -> tuple[int, int]:
