@@ -196,7 +196,7 @@ def test_a_mask_cuts_the_search_to_its_box_and_a_changed_mask_is_taken(game, pir
     left = np.zeros((h, w), np.uint8)
     left[:, :cut] = 255
     found = sorted(detector.detect(image, left), key=lambda d: (d.u, d.v))
-    assert detector._keep_key[2][2] < detector.size[0]  # the cut ends where the mask does, not at the table's edge
+    assert detector._views[-1].box[2] < detector.size[0]  # the cut ends where the mask does, not at the table's edge
     margin = max(d.radius_px for d in whole)
     inside = [d for d in whole if d.u < cut - margin]
     assert inside and all(d.u < cut + 1 for d in found)
@@ -207,6 +207,22 @@ def test_a_mask_cuts_the_search_to_its_box_and_a_changed_mask_is_taken(game, pir
     right = detector.detect(image, left)
     assert right and all(d.u > cut - 1 for d in right)
     assert sorted(detector.detect(image), key=lambda d: (d.u, d.v)) == whole
+
+
+def test_a_settle_read_between_two_frames_leaves_the_frames_measurements_alone(pirate):
+    """The settled-table reader looks at the whole box, the pipeline through its frame mask: each keeps its
+    own blobs, so the frame after a settle read measures none afresh (it used to measure them all)."""
+    profile, match, _, _, detector = pirate
+    # a renderer of its own: a render draws from the shared one's noise, which the other tests' frames would feel
+    renderer = Renderer(profile, make_camera(profile, "behind_play_line", 1280, 720),
+                        Realism(lighting=0.3, noise=3.0, shake_deg=0.12), match.fps, 3)
+    image, _ = renderer.render(match.frames[0])
+    mask = np.full(image.shape[:2], 255, np.uint8)  # the pipeline's frame mask
+    detector.detect(image, mask)
+    balls = detector.detect(image, mask)
+    assert balls and len(detector.detect(image)) == len(balls)  # the reader's look, in between
+    measured = detector.measured
+    assert detector.detect(image, mask) == balls and detector.measured == measured
 
 
 def test_a_blob_whose_pixels_did_not_change_keeps_its_measurement(pirate):
