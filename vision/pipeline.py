@@ -20,7 +20,7 @@ Vision never decides a score: the engine does, from the observations alone.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Union
 
 import cv2
@@ -185,6 +185,9 @@ class VisionPipeline:
         segmented = self.shots.update(frame.t, update, settle, hand)
         events = segmented.events
         if settle is not None:
+            # a lost track whose ball was seen rolling away (struck out of sight) is not a ball hidden where it was
+            # lost: the space it left is empty, or shows only the paint of its starting row
+            settle = replace(settle, hidden=tuple(tr for tr in settle.hidden if tr.id not in self.shots.play.struck))
             confidence = settle.confidence
             for ball in settle.unseen_landing:  # waited for in vain: the reading may lack it, or have it wrong
                 confidence = min(confidence, self.config.settle.unseen_landing_confidence)

@@ -71,6 +71,7 @@ class HandWatch:
         self.present = False
         self.area_px = 0
         self.foreground = np.zeros((y1 - y0, x1 - x0), np.uint8)  # 1 = inside a large changed blob (within `cut`)
+        self._moved_foreground = self.foreground  # `foreground` when it last moved
 
     def _cut(self, width: int, height: int) -> tuple[int, int, int, int]:
         """The part of the shrunk frame worth shrinking (x0, y0, x1, y1): the watched area and a margin of 4 px
@@ -119,9 +120,14 @@ class HandWatch:
         areas = _areas(comp, changed, count)
         big = np.flatnonzero(areas[1:] >= self.min_area) + 1
         self.foreground = np.isin(comp, big).astype(np.uint8) if len(big) else np.zeros_like(changed)
-        # moved: more changed since the last frame than a rolling ball changes (its old and new place)
-        if len(big) and cv2.countNonZero(self._changed(small, self._last) & self.foreground) >= self.min_area / 2:
+        # moved: more changed since the last frame than a rolling ball changes (its old and new place), or the
+        # blobs grown that much since they last moved (a hand reaching in slowly changes little from one frame to
+        # the next, and had been taken for one standing still from the frame it came in; a still blob only shrinks,
+        # as it is learnt into the background)
+        if len(big) and (cv2.countNonZero(self._changed(small, self._last) & self.foreground) >= self.min_area / 2
+                         or np.count_nonzero(self.foreground > self._moved_foreground) >= self.min_area / 2):
             self._moved_t = t
+            self._moved_foreground = self.foreground
         self._last = small
         if self._watch_is_mask:  # `changed` is already within the hand mask
             self.area_px = int(areas[1:].max()) if count > 1 else 0

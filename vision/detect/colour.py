@@ -66,6 +66,8 @@ TABLE_MARGIN_MM = 40.0  # look this far beyond the table edge (balls leaving it,
 SAME_CENTRE_PX = 0.25
 SAME_AREA = 0.1
 _CELL = 4  # analysis pixels: blobs measured before are looked up by the cell of their centroid
+RADIUS_STEP = 1.1  # the discs a blob is split with: radii this ratio apart (`_split`)
+SHARE_ROUNDS = 3  # the split's centres are re-placed together this many times (`_shared_out`)
 
 
 @dataclass(frozen=True)
@@ -106,8 +108,9 @@ class ColourDetector:
                  config: ColourDetectorConfig = ColourDetectorConfig(), hop_mm: float = 0.0,
                  balls_per_player: int | None = None) -> None:
         """`hop_mm`: how high above its resting height a ball may fly (the game's `max_hop_mm`): the air above
-        the table up to there is looked at too. `balls_per_player`: a blob of one colour that would hold more
-        balls than that (a hand, a sleeve, paint) is not balls, and is not split (None: no limit)."""
+        the table up to there is looked at too. `balls_per_player`: a blob of one colour that still holds a whole
+        ball once that many are taken out (a sleeve, a painted band) is not balls; less left over is fragments
+        (None: no limit)."""
         self.model = model
         self.mapper = mapper
         self.config = config
@@ -338,16 +341,23 @@ class ColourDetector:
             # a ball whose whole disc reads as its colour (on a dark gutter, say) covers 1/fill expected areas,
             # more than `split_area`: it is split only when the blob does not fit in one ball's circle
             several = n > cfg.split_area and not _one_disc(sub, r, cfg.one_ball_radius)
-            if several and (self.balls_per_player is not None and n * fill > self.balls_per_player + 0.5
-                            or _depth(sub) > cfg.max_depth_radii * r):
-                # more whole ball discs than a player has, or thicker than a ball anywhere: a hand, a sleeve or a
-                # painted area, not balls (remembered as such, so a still one is not measured again)
+            if several and _depth(sub) > cfg.max_depth_radii * r:
+                # thicker than a ball anywhere: a hand, a sleeve or a painted area, not balls (remembered as such,
+                # so a still one is not measured again)
                 measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area, ())
                 continue
-            centres = _split(sub, r, fill, cfg.split_share, cfg.min_width_radii) if several else [(cx - x, cy - y)]
-            if not centres:  # no part of it is a ball: a painted line, a stripe of shading
+            split = _split(sub, self.radius[y + sy0:y + sy0 + h, x + sx0:x + sx0 + w], r, fill, cfg.split_share,
+                           cfg.min_width_radii) if several else [(cx - x, cy - y, 1.0)]
+            most = self.balls_per_player
+            if not split or most is not None and len(split) > most and max(c[2] for c in split[most:]) >= 1.0:
+                # no part of it is a ball (a painted line, a stripe of shading), or a whole ball more than a player
+                # has is left once their balls are taken out: a sleeve, a painted band
                 measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area, ())
                 continue
+            # beyond a player's balls, what is left is fragments: a full starting row seen end on is one blob, and
+            # the paint of its spaces round the balls and the rims of its near balls add up to most of a ball more
+            # (counted by area, such a row was refused as a painted band on most frames: piratenbillard_v4)
+            centres = [(px, py) for px, py, _ in split[:most]]
             share = min(1.0, n / len(centres))
             radius = r / self.scale
             full = [self._to_full(px + x + sx0, py + y + sy0) for px, py in centres]
@@ -504,47 +514,88 @@ def _depth(sub: np.ndarray) -> float:
     return float(cv2.distanceTransform(np.pad(sub.astype(np.uint8), 1), cv2.DIST_L2, 3).max())
 
 
-def _split(sub: np.ndarray, r: float, fill: float, share: float, min_width: float) -> list[tuple[float, float]]:
-    """Centres of touching balls in one blob, for any count: discs of the expected radius `r`, placed one at a
-    time where a disc covers the most pixels not yet explained (a ball's shaded side and highlight leave holes
-    and speckles, which a disc's pixel count ignores, unlike the distance transform's peaks), each re-centred on
-    its pixels and taken out, while a disc still covers `share` of one ball's expected pixels (`fill` of its
-    area), and kept when its pixels span `min_width` radii across (a ball does; a painted line or a stripe of
-    shading covers a disc in one direction only). None: no part of the blob is a ball."""
-    pad = int(np.ceil(r)) + 1
+def _split(sub: np.ndarray, radii: np.ndarray, r: float, fill: float, share: float,
+           min_width: float) -> list[tuple[float, float, float]]:
+    """Centres of touching balls in one blob, for any count: discs of the expected radius, placed one at a time
+    where a disc covers the largest share of its area in pixels not yet explained (a ball's shaded side and
+    highlight leave holes and speckles, which a disc's pixel count ignores, unlike the distance transform's
+    peaks), each re-centred on its pixels and taken out, while a disc still covers `share` of one ball's expected
+    pixels (`fill` of its area), and kept when its pixels span `min_width` radii across (a ball does; a painted
+    line or a stripe of shading covers a disc in one direction only). Each ball comes as (x, y, the share of a
+    whole ball's expected pixels its disc took out), in the order taken out, the centres then re-placed together
+    (`_shared_out`). None: no part of the blob is a ball.
+
+    A disc's radius is the expected one where it is placed (`radii`, per pixel of `sub`), in steps of
+    `RADIUS_STEP` from the blob's own `r`: a full starting row seen end on spans near and far, and its near
+    balls are up to a quarter larger than its far ones. With the one radius of the blob's middle, a disc placed between
+    two far balls covered both and merged them, and a near ball's rim, left over, became a ball of its own."""
+    steps = np.round(np.log(np.maximum(radii, 1e-3) / r) / np.log(RADIUS_STEP)).astype(int)
+    sizes = {int(k): r * RADIUS_STEP ** int(k) for k in np.unique(steps[sub])}
+    pad = int(np.ceil(max(sizes.values()))) + 1
     padded = np.pad(sub.astype(np.float32), pad)
+    steps = np.pad(steps, pad, mode="edge")
     left = padded.copy()
     yy, xx = np.mgrid[-pad:pad + 1, -pad:pad + 1]
-    disc = ((xx * xx + yy * yy) <= r * r).astype(np.float32)
+    discs = {k: ((xx * xx + yy * yy) <= rk * rk).astype(np.float32) for k, rk in sizes.items()}
+    area = float(((xx * xx + yy * yy) <= r * r).sum())  # a disc of the blob's own radius
     ys, xs = np.mgrid[0:left.shape[0], 0:left.shape[1]]
-    want = share * fill * float(disc.sum())
     blocked = np.zeros(left.shape, bool)  # within a radius of a ball found: touching balls' centres lie further apart
     chosen: list[tuple[float, float]] = []
+    balls: list[tuple[float, float, float, float]] = []  # x, y, radius, share of a whole ball
     while True:
-        cover = cv2.filter2D(left, -1, disc, anchor=(pad, pad), borderType=cv2.BORDER_CONSTANT)
+        cover = np.zeros(left.shape, np.float32)  # pixels a disc placed there covers, scaled to a disc of radius r
+        for k, disc in discs.items():
+            here = steps == k if len(discs) > 1 else slice(None)
+            cover[here] = cv2.filter2D(left, -1, disc, anchor=(pad, pad), borderType=cv2.BORDER_CONSTANT)[here] \
+                * np.float32(area / float(disc.sum()))
         cover[blocked] = 0
         y, x = np.unravel_index(int(np.argmax(cover)), cover.shape)
-        if cover[y, x] < want:
+        if cover[y, x] < share * fill * area:
             break
+        k = int(steps[y, x])
+        rk = sizes[k]
+        want = share * fill * float(discs[k].sum())
         px, py = float(x), float(y)
         for _ in range(2):  # to the mean of its pixels within the disc
-            near = ((xs - px) ** 2 + (ys - py) ** 2 <= r * r) & (left > 0)
+            near = ((xs - px) ** 2 + (ys - py) ** 2 <= rk * rk) & (left > 0)
             if near.any():
                 px, py = float(xs[near].mean()), float(ys[near].mean())
         d2 = (xs - px) ** 2 + (ys - py) ** 2
-        inside = d2 <= r * r
+        inside = d2 <= rk * rk
         covered = float(left[inside].sum())
         left[inside] = 0
-        apart = all(np.isnan(qx) or (px - qx) ** 2 + (py - qy) ** 2 >= r * r for qx, qy in chosen)
+        apart = all(np.isnan(qx) or (px - qx) ** 2 + (py - qy) ** 2 >= rk * rk for qx, qy in chosen)
         # re-centred, it must still hold a ball's share, a radius from the others, and span the disc both ways (a
         # painted line or a stripe of shading covers it in one direction only)
-        if covered >= want and apart and _width(xs[inside & (padded > 0)], ys[inside & (padded > 0)]) >= min_width * r:
+        if covered >= want and apart and _width(xs[inside & (padded > 0)], ys[inside & (padded > 0)]) >= min_width * rk:
             chosen.append((px, py))
-            blocked |= d2 < r * r
+            balls.append((px, py, rk, covered / (want / share)))
+            blocked |= d2 < rk * rk
         else:  # explained, but no ball
             chosen.append((np.nan, np.nan))
-    balls = [(px - pad, py - pad) for px, py in chosen if not np.isnan(px)]
-    return balls
+    centres = _shared_out(np.column_stack([xs[padded > 0], ys[padded > 0]]).astype(np.float64),
+                          np.array([(px, py) for px, py, _, _ in balls], np.float64).reshape(-1, 2),
+                          np.array([rk for _, _, rk, _ in balls], np.float64))
+    return [(float(px) - pad, float(py) - pad, whole) for (px, py), (_, _, _, whole) in zip(centres, balls)]
+
+
+def _shared_out(pixels: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """Ball centres re-placed together: each pixel (x, y) goes to the nearest centre, and each centre moves to the
+    mean of its pixels within its radius, `SHARE_ROUNDS` times. Taken out one at a time, discs slide along a chain
+    of balls that overlap in the image (a full row seen end on: its far balls overlap the next by a third), one
+    way on one frame and the other way on the next (piratenbillard_v6: resting balls jumped 10-15 mm from frame
+    to frame, the table did not settle for a second, and a jump past half a space was called a shot); shared
+    out, they settle where the balls are."""
+    if len(centres) < 2:
+        return centres
+    for _ in range(SHARE_ROUNDS):
+        d2 = ((pixels[:, None, :] - centres[None]) ** 2).sum(axis=2)
+        nearest = d2.argmin(axis=1)
+        for j in range(len(centres)):
+            mine = (nearest == j) & (d2[:, j] <= radii[j] ** 2)
+            if mine.any():
+                centres[j] = pixels[mine].mean(axis=0)
+    return centres
 
 
 def _width(xs: np.ndarray, ys: np.ndarray) -> float:
