@@ -134,8 +134,8 @@ def test_checks_only_at_the_interval(starcluster, scene):
 
 def test_markers_are_looked_for_where_they_lie_and_in_the_whole_frame_once_they_moved_further(starcluster, scene):
     """A check searches only around the markers (the corners of a whole-frame search to a thousandth of a
-    pixel, at a fraction of its cost); a camera moved further than a marker's width leaves them outside those regions, and the
-    whole frame is searched, so the movement is still seen."""
+    pixel, at a fraction of its cost); a camera moved further than a marker's width leaves them outside those
+    regions, and the whole frame is searched, so the movement is still seen."""
     from calibration.aruco import detect_markers
 
     camera, frame = scene

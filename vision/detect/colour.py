@@ -277,8 +277,8 @@ class ColourDetector:
         bx0, by0, bx1, by1 = self.box
         m = None if mask is None else mask[by0:by1, bx0:bx1]
         for view in self._views:
-            if (m is None and view.given is None) or (m is not None and view.given is not None
-                                                      and m.shape == view.given.shape and np.array_equal(m, view.given)):
+            if (m is None and view.given is None) or (
+                    m is not None and view.given is not None and np.array_equal(m, view.given)):
                 return view
         keep = self.table_mask > 0
         if m is not None:
