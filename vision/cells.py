@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+from vision.assignment import linear_sum_assignment
 
 from calibration.geometry import Rect
 from rules.events import BallSighting, Location, Place, Snapshot

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+from vision.assignment import linear_sum_assignment
 
 from record.run_folder import EVENTS_FILE, RESULT_FILE, TRACKS_FILE, TrackFrame, read_run, track_frame
 from rules.errors import InputError

@@ -27,7 +27,7 @@ from functools import lru_cache
 from itertools import islice
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+from vision.assignment import linear_sum_assignment
 
 from rules.events import Location
 from vision.config import SettleConfig, TrackingConfig

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from vision.numeric import median
+from vision.numeric import median, median_byte, percentile_sorted
 
 
 def same_bits(a: float, b: float) -> bool:
@@ -35,3 +35,20 @@ def test_each_column_is_numpys_median_along_the_rows():
                                     [5e-324, 5e-324], [-5e-324, 0.0], [-5e-324, -0.0], [-0.0, 1.0, -0.0], (0.1, 0.2, 0.3, 0.4)])
 def test_odd_values_follow_numpy(values):
     assert same_bits(median(values), float(np.median(values)))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 10, 11, 1000, 1001, 100_000])
+def test_the_median_of_bytes_is_numpys_median_to_the_bit(n):
+    rng = np.random.default_rng(n)
+    for low, high in ((0, 256), (100, 104), (255, 256)):  # spread, many ties, all equal
+        values = rng.integers(low, high, n).astype(np.uint8)
+        assert same_bits(median_byte(values), float(np.median(values.astype(float))))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 100, 301])
+def test_a_percentile_of_sorted_values_is_numpys_to_the_bit(n):
+    rng = np.random.default_rng(n)
+    for values in (rng.normal(size=n) * 37.1, rng.integers(0, 256, n).astype(np.uint8)):
+        ordered = np.sort(values).astype(np.float64)
+        for q in (0, 5, 10, 50, 90, 95, 100):
+            assert same_bits(percentile_sorted(ordered, q), float(np.percentile(values, q)))

@@ -39,6 +39,7 @@ from rules.colours import BallColour, delta_e
 from rules.errors import InputError
 from vision.config import ColourModelConfig
 from vision.mapping import BoardMapper
+from vision.numeric import median_byte, percentile_sorted
 
 QUANT = 2  # 8-bit L, a*, b* are shifted right by 2 for the lookup table: 64^3 bins
 LBINS = 8  # lightness bands of the class histograms
@@ -134,11 +135,14 @@ def surface_lab(image: np.ndarray, table_mask: np.ndarray,
     keep = table_mask > 0
     if balls_mask is not None:
         keep &= balls_mask == 0
-    if not keep.any():
+    rows, cols = np.flatnonzero(keep.any(axis=1)), np.flatnonzero(keep.any(axis=0))
+    if not len(rows):
         raise InputError("the table is not in view of this frame; check the calibration")
-    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)[keep].astype(float)
-    light, a, b = np.median(lab, axis=0)
+    y0, y1, x0, x1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1  # only the table's box is converted
+    lab = cv2.cvtColor(image[y0:y1, x0:x1], cv2.COLOR_BGR2LAB)[keep[y0:y1, x0:x1]]
+    light, a, b = (median_byte(lab[:, channel]) for channel in range(3))
     return float(light * 100 / 255), float(a - 128), float(b - 128)
+
 
 
 def check_separation(colours: Mapping[str, tuple[float, float, float]], surface: tuple[float, float, float] | None,
@@ -339,8 +343,8 @@ def shading(light: np.ndarray, mine: np.ndarray) -> float:
     values = light[mine]
     if len(values) < 3:
         return 0.0
-    lo, hi = np.percentile(values, (10, 90))
-    return float(hi - lo)
+    ordered = np.sort(values, axis=None).astype(np.float64)
+    return float(percentile_sorted(ordered, 90) - percentile_sorted(ordered, 10))
 
 
 def bgr_label_table(model: ColourModel) -> np.ndarray:
