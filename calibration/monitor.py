@@ -150,6 +150,13 @@ class CalibrationMonitor:
         log.info("table movement at %.2f s: %.1f mm (%s); re-solved", t, magnitude, kind)
         return [TableMovement(t=t, magnitude_mm=magnitude, kind=kind)]
 
+    def seen(self, t: float) -> None:
+        """The markers were seen at `t` by other means (the stabiliser following them on this frame): no blind
+        spell runs meanwhile."""
+        self._last_seen = t
+        self._warned = False
+        self.confidence = Confidence.NORMAL
+
     def _fit(self, frame: np.ndarray) -> tuple[Fit, tuple[int, ...]]:
         """The markers looked for around where the calibration puts them (a check a fraction of a full-frame
         search costs), or in the whole frame when that finds fewer than the last good check did (the camera or

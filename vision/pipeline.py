@@ -1,7 +1,7 @@
 """The vision pipeline: frames in, observations out, as they happen.
 
 One causal code path for files and live feeds: each frame goes through
-markers (stabiliser, monitor) -> hand watch -> detect -> map -> track -> settle
+markers (stabiliser; the monitor where it lost them) -> hand watch -> detect -> map -> track -> settle
 -> shots (the game's `ShotWatch`) -> the settled table read place by place ->
 pose (where the game watches a Play Line), and `observe` returns what it saw in
 log order: observation events and warnings for a person. It never feeds a
@@ -327,13 +327,16 @@ class VisionPipeline:
             if moved is not None:  # a lasting step of the markers; a bumped camera looks the same: for review
                 out.append(TableMovement(t=frame.t, magnitude_mm=round(moved, 1),
                                          confidence=table.stabilised_movement_confidence))
+        if following:
+            # the stabiliser follows the markers to a fraction of a pixel, so the mapping stays right and movements
+            # are its to report: the monitor's re-fit (3-25 mm apart from check to check on the samples, far
+            # markers a few pixels wide) would be set aside, and it cost 20-70 ms a second (a stall on a live feed)
+            self._monitor.seen(frame.t)
+            return out
         for seen in self._monitor.update(frame.image, frame.t):
-            if isinstance(seen, MonitorMovement) and (following or len(self._monitor.calibration.markers_used)
-                                                      < table.min_refit_markers):
-                # the stabiliser follows the markers to a fraction of a pixel, so the mapping stays right and
-                # movements are its to report; a re-fit (3-25 mm apart from check to check on the samples,
-                # far markers a few pixels wide) or one on two markers proves nothing
-                self._monitor.calibration = self.calibration
+            if isinstance(seen, MonitorMovement) and len(self._monitor.calibration.markers_used) \
+                    < table.min_refit_markers:
+                self._monitor.calibration = self.calibration  # a re-fit on two markers proves nothing
             elif isinstance(seen, MonitorMovement):
                 if seen.kind == "camera":  # the camera was bumped, not the table: no foul, just re-map
                     out.append(PipelineWarning(frame.t, f"the camera moved ({seen.magnitude_mm:.1f} mm on the "

@@ -122,6 +122,24 @@ def test_lost_markers_warn_once_keep_homography_and_lower_confidence(starcluster
     assert monitor.confidence is Confidence.NORMAL
 
 
+def test_markers_seen_by_other_means_hold_off_the_blind_spell(starcluster, scene):
+    """The pipeline's stabiliser following the markers tells the monitor so (`seen`) instead of a re-fit: a
+    blind spell starts from then, not from the monitor's own last check."""
+    camera, frame = scene
+    first = frame(camera.board_to_image)
+    monitor = CalibrationMonitor(starcluster, calibrate_markers(first, starcluster), SETTINGS, first)
+    blind = first.copy()
+    blind[:] = 60
+    assert monitor.update(first, 0.0) == []
+    for t in (1.0, 2.0, 3.0, 4.0):
+        monitor.seen(t)
+    assert monitor.update(blind, 6.0) == []  # 2 s without markers: under the 3 s
+    [warning] = monitor.update(blind, 7.0)
+    assert isinstance(warning, MarkersLostWarning) and warning.seconds_without_markers == 3.0
+    monitor.seen(8.0)
+    assert monitor.confidence is Confidence.NORMAL
+
+
 def test_checks_only_at_the_interval(starcluster, scene):
     camera, frame = scene
     first = frame(camera.board_to_image)

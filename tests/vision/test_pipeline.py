@@ -6,11 +6,13 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 from clocks import LockstepClock
 
 from referee.session import RefereeSession, RunSpec, Verdict
+from calibration import monitor
 from rules.errors import InputError
 from rules.events import Confirm, OutOfBallsChoice, Overturn, RoundEnd, RoundPause, RoundResume, Snapshot, UmpireFoul
 from rules.replay import read_log, replay
@@ -222,6 +224,54 @@ def test_a_failure_mid_run_keeps_the_events_already_written(clips, tmp_path):
     assert [e.TYPE for e in events][:4] == ["game_start", "table_settled", "shot_started", "table_settled"]
     flagged = lines(tmp_path / "decisions.jsonl", "warning")[-1]
     assert flagged["review"] and flagged["message"].startswith("umpire input umpire_foul at 60s not applied")
+
+
+class Bumped:
+    """The camera knocked `shift` px from frame `at` on: further than the stabiliser follows a shake."""
+
+    name, live, frame_count = "bumped.mp4", False, 0
+
+    MARK = (1, 2, 3)  # the top-left pixel of every bumped frame, so a stage handed one can tell
+
+    def __init__(self, path, at, shift):
+        self.path, self.at, self.shift = path, at, shift
+
+    def frames(self):
+        move = np.float32([[1, 0, self.shift[0]], [0, 1, self.shift[1]]])
+        for frame in FileSource(self.path).frames():
+            image = frame.image.copy()
+            if frame.index >= self.at:
+                height, width = image.shape[:2]
+                image = cv2.warpAffine(image, move, (width, height), borderMode=cv2.BORDER_REPLICATE)
+                image[0, 0] = self.MARK
+            elif tuple(image[0, 0]) == self.MARK:
+                image[0, 0] = 0
+            yield replace(frame, image=image)
+
+
+def test_a_camera_bumped_past_the_stabilisers_reach_is_re_fitted_and_the_score_holds(clips, tmp_path,
+                                                                                      monkeypatch):
+    """While the stabiliser follows the markers, no marker re-fit is made (its result would be set aside); once
+    a bump takes them out of its reach, the monitor re-fits the homography, says the camera moved, and the
+    balls are read where they now lie."""
+    folder, truth = clips["piratenbillard"]
+    refits = []
+    fit_markers = monitor.fit_markers
+
+    def counted(frame, *args, **kwargs):
+        refits.append(tuple(frame[0, 0]) == Bumped.MARK)
+        return fit_markers(frame, *args, **kwargs)
+
+    monkeypatch.setattr(monitor, "fit_markers", counted)
+    source = Bumped(folder / "video.mp4", 40, (26, -18))
+    with RefereeSession.open(spec(folder, truth, tmp_path), source=source) as session:
+        session.run()
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert refits and all(refits)  # none before the bump, while the stabiliser followed the markers
+    warnings = [w["message"] for w in lines(tmp_path / "decisions.jsonl", "warning")]
+    assert sum(m.startswith("the camera moved") for m in warnings) == 1, warnings
+    assert points(result) == points(truth["result"])
+    assert result["final_scores"] == truth["result"]["final_scores"]
 
 
 def test_bad_input_is_refused_before_anything_is_written(clips, tmp_path):
