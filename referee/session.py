@@ -477,8 +477,10 @@ class RefereeSession:
                 from vision.pose_watch import PoseWatch
 
                 # beside the frame loop; a live source never waits for it, a file is refereed the same however fast
-                pose = PoseWatch(PoseEstimator(setup.pose_model, setup.pipeline.pose.pose_threads), setup.profile,
-                                 setup.pipeline.pose, setup.pipeline.play_line, live=source.live)
+                estimator = PoseEstimator(setup.pose_model, setup.pipeline.pose.pose_threads,
+                                          input_px=setup.pipeline.pose.pose_input_px)
+                pose = PoseWatch(estimator, setup.profile, setup.pipeline.pose, setup.pipeline.play_line,
+                                 live=source.live)
             balls = make_engine(spec.game, setup.rules_config).balls_per_player
             pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(
                                       spec, setup.pipeline, setup.umpire, balls), setup.calibration, table_reader, pose,

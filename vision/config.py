@@ -264,12 +264,16 @@ class PoseConfig:
     pose_release_after_s: float = 0.5  # ... and one this long after it
     pose_crop_margin_mm: float = 300.0  # pose looks at the player's side of the line and this far past it
     pose_threads: int = 1  # onnxruntime threads for pose (more only fight the rest of the loop for 2 cores)
+    pose_input_px: int = 416  # the long side the crop is shrunk to for the model (a multiple of 32; 0: the model's)
     pose_join_s: float = 0.1  # a file: a pose run's result counts this long after its frame (live: once it is in)
 
     def __post_init__(self) -> None:
         _check_numbers(self, "pose")
         if self.pose_threads < 1:
             raise ConfigError(f"pipeline config: 'pose.pose_threads' must be >= 1, got {self.pose_threads}")
+        if self.pose_input_px and (self.pose_input_px < 64 or self.pose_input_px % 32):
+            raise ConfigError("pipeline config: 'pose.pose_input_px' must be 0 (the model's own size) or a multiple "
+                              f"of 32 from 64, got {self.pose_input_px}")
 
 
 # Tiers of the body parts a Play Line call counts, most important first: a hand over the line is the call even

@@ -107,7 +107,9 @@ class PoseEstimator:
     """People and their keypoints in a BGR image."""
 
     def __init__(self, model: str | Path, threads: int = 1, score_threshold: float = 0.25,
-                 iou_threshold: float = 0.7) -> None:
+                 iou_threshold: float = 0.7, input_px: int = 0) -> None:
+        """`input_px`: the long side an image is letterboxed to, where the model's input is dynamic (0: the size
+        it was exported at)."""
         self.session = open_session(model, threads)
         model_input = self.session.get_inputs()[0]
         self.input_name = model_input.name
@@ -119,6 +121,8 @@ class PoseEstimator:
             meta = self.session.get_modelmeta().custom_metadata_map
             self.size = max(ast.literal_eval(meta["imgsz"])) if "imgsz" in meta else DEFAULT_SIZE
             self.stride = int(meta.get("stride", DEFAULT_STRIDE))
+            if input_px:
+                self.size = input_px
         self.score_threshold = score_threshold
         self.iou_threshold = iou_threshold
 

@@ -35,13 +35,16 @@ def nested(path, value):
     return data
 
 
+STEPS = {"pipeline.pose.pose_input_px": 32}  # whole-number settings whose next valid value is not one more
+
+
 def test_every_setting_can_be_set_from_a_config_file():
     """Each field, set alone to a value other than its default, arrives in the stage's section."""
     for path, default in leaves():
         if isinstance(default, bool):
             changed = not default
         elif isinstance(default, int):
-            changed = default + 1
+            changed = default + STEPS.get(path, 1)
         elif isinstance(default, float):
             changed = default / 2  # inside every range: fractions stay fractions, lower bounds hold
         else:
@@ -74,6 +77,7 @@ def test_a_game_config_splits_into_the_rules_and_the_pipeline():
     ({"play_line": {"parts": "head"}}, "'pipeline.play_line.parts' must be a list"),
     ({"review": {"review_confidence": 2}}, "'review.review_confidence' must be in"),
     ({"monitor": {"check_interval_s": -1}}, "'monitor.check_interval_s' must be a number >= 0"),
+    ({"pose": {"pose_input_px": 400}}, "'pose.pose_input_px' must be 0"),
     ({"cells": {"kept": 2.0}}, "0 < kept < two_balls"),
     ({"detector": {"min_area": 0}}, "0 < min_area < 1"),
     ({"colour_model": {"min_lightness": 250}}, "min_lightness < max_lightness"),

@@ -4,7 +4,8 @@ People cut from the photographs that ship with ultralytics (bus.jpg, zidane.jpg;
 ultralytics' own predictions, models/build/pose_reference.json) and the hand-annotated astronaut are pasted
 by one similarity transform at known board positions and scales, so a wrist lands a known distance past
 the Play Line or the whole body stays well behind it. The keypoint truth goes through the same transform
-and labels each case; the real pose model then looks at the pixels and the judge must agree with the truth.
+and labels each case; the real pose model, at the input size the referee uses, then looks at the pixels and the
+judge must agree with the truth.
 """
 
 import json
@@ -23,7 +24,7 @@ from simulation.camera import make_camera
 from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.trajectory import SimFrame
-from vision.config import PlayLineSettings
+from vision.config import PlayLineSettings, PoseConfig
 from vision.play_line import PlayLineJudge, body_parts
 from vision.pose import COCO_KEYPOINTS, Keypoint, Person, PoseEstimator
 
@@ -127,7 +128,7 @@ class Case:
 def _run_cases() -> list[Case]:
     profile = load_profile("starcluster")
     line_y = profile.play_line[0][1]
-    estimator = PoseEstimator(BUILD / "yolo11n-pose.onnx", threads=2)
+    estimator = PoseEstimator(BUILD / "yolo11n-pose.onnx", threads=2, input_px=PoseConfig().pose_input_px)
     settings = PlayLineSettings()
     cuts = [_cutout(photo, label, centre) for photo, label, centre in PHOTOS]
     cases = []
