@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
-from vision.assignment import linear_sum_assignment
 
 from calibration.geometry import Rect
 from rules.events import BallSighting, Location, Place, Snapshot
+from vision.assignment import linear_sum_assignment
 from vision.config import CellReadConfig
 from vision.detect.colour import ColourDetector
 from vision.mapping import BoardMapper

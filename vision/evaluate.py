@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-from vision.assignment import linear_sum_assignment
 
 from record.run_folder import EVENTS_FILE, RESULT_FILE, TRACKS_FILE, TrackFrame, read_run, track_frame
 from rules.errors import InputError
@@ -50,6 +49,7 @@ from rules.events import BallLifted, Event, LogError, ShotStarted, TableSettled,
 from rules.files import loads
 from rules.replay import replay
 from rules.result import build_result
+from vision.assignment import linear_sum_assignment
 
 TRUTH_FORMAT = "table-referee/sim-truth@1"
 POINT_KINDS = ("score", "capture")

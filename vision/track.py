@@ -27,9 +27,9 @@ from functools import lru_cache
 from itertools import islice
 
 import numpy as np
-from vision.assignment import linear_sum_assignment
 
 from rules.events import Location
+from vision.assignment import linear_sum_assignment
 from vision.config import SettleConfig, TrackingConfig
 from vision.numeric import median
 from vision.types import BoardBall, Track, TrackState

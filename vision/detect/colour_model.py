@@ -144,7 +144,6 @@ def surface_lab(image: np.ndarray, table_mask: np.ndarray,
     return float(light * 100 / 255), float(a - 128), float(b - 128)
 
 
-
 def check_separation(colours: Mapping[str, tuple[float, float, float]], surface: tuple[float, float, float] | None,
                      min_delta_e: float, fix: str) -> None:
     """Refuse, in one line, the closest pair of colours (two players', or one player's and the table surface's)
