@@ -143,7 +143,7 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
     # there read as red balls; the tracker does not look there either, docs/pipeline.md)
     line = profile.play_line
     behind = max(line[0][1], line[1][1]) if line is not None else -np.inf
-    seen = [b for b in mapper.map(detector.detect(image))
+    seen = [b for b in mapper.map(detector.detect(image, colours=detector.model.players))
             if b.detection.colour in detector.model.players
             and (b.y >= behind or b.location.place is Place.GUTTER) and not on_play_line_stripe(mapper, b)]
     balls: list[BallSighting] = []

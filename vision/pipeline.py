@@ -172,8 +172,10 @@ class VisionPipeline:
         start = time.perf_counter()
         hand = self._hands.update(frame.image, frame.t)
         steady = self._stabiliser.transform if self._stabiliser is not None else None
-        detections = [d for d in self._known_colours(self.detector.detect(frame.image, self._mask, steady), frame.t,
-                                                     out)
+        # once a colour no player has was reported, only the players' colours are asked for (`_known_colours`)
+        wanted = self.players if self.players and self._unknown_colours else None
+        detections = [d for d in self._known_colours(self.detector.detect(frame.image, self._mask, steady, wanted),
+                                                     frame.t, out)
                       if not self._hands.covers(d.u, d.v)]  # ball-coloured skin or sleeve, not a ball
         start = self.times.add("detect", start)
         balls = [b for b in self._map_steadied(detections) if not on_play_line_stripe(self._mapper, b)]
@@ -269,7 +271,9 @@ class VisionPipeline:
         return self._mapper.map(detections, steady)
 
     def _known_colours(self, detections: list[Detection], t: float, out: list[Observation]) -> list[Detection]:
-        """Balls of a colour no player has are reported once, then left out of the game."""
+        """Balls of a colour no player has are reported once, then left out of the game (and from then on the
+        detector is asked for the players' colours only: measuring the others was most of the detector's work with
+        a player's skin and clothes in view)."""
         if not self.players:
             return detections
         kept = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from collections.abc import Collection
 from typing import Protocol
 
 import numpy as np
@@ -68,7 +69,8 @@ class Detector(Protocol):
 
     name: str
 
-    def detect(self, image: np.ndarray, mask: np.ndarray | None = None,
-               steady: np.ndarray | None = None) -> list[Detection]:
+    def detect(self, image: np.ndarray, mask: np.ndarray | None = None, steady: np.ndarray | None = None,
+               colours: Collection[str] | None = None) -> list[Detection]:
         """Balls in a BGR frame; `mask` (uint8, 255 = table) limits the search; `steady` (2x3) maps this frame's
-        pixels onto the steadied image (camera shake taken out), for a backend that remembers where balls were."""
+        pixels onto the steadied image (camera shake taken out), for a backend that remembers where balls were;
+        `colours`: only balls of these colours are wanted (None: every colour, the unknown ones included)."""

@@ -33,11 +33,12 @@ class TruthDetector:
         self.frames, self.owners = truth["frames"], truth["ball_owners"]
         self.index = 0
 
-    def detect(self, image, mask=None, steady=None):
+    def detect(self, image, mask=None, steady=None, colours=None):
         balls = self.frames[min(self.index, len(self.frames) - 1)]["balls"]
         self.index += 1
         return [Detection(u, v, r, self.owners[str(i)], 0.95)
-                for i, _x, _y, _z, u, v, r, visible, *_ in balls if visible]
+                for i, _x, _y, _z, u, v, r, visible, *_ in balls
+                if visible and (colours is None or self.owners[str(i)] in colours)]
 
 
 @pytest.fixture(scope="session")

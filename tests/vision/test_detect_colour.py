@@ -99,6 +99,29 @@ def test_a_ball_of_no_players_colour_is_unknown_with_a_low_score(pirate):
     assert len(near) == 1 and near[0].colour == "unknown" and near[0].score <= 0.25
 
 
+def test_asked_for_the_players_colours_only_it_measures_no_other_blob(pirate):
+    """The pipeline, once it has reported a colour no player has, asks for the players' colours only: the
+    stranger's blob is not measured at all, and the players' balls come out exactly as when every colour is
+    asked for."""
+    profile, match, renderer, _, detector = pirate
+    frame = match.frames[0]
+    stranger = BallPose(99, "green", *profile.space_center(5, 5), profile.ball_diameter_mm / 2)
+    image, _ = renderer.render(replace(frame, balls=frame.balls + (stranger,)))
+
+    def measuring(**kwargs):
+        detector.forget()  # every blob measured afresh
+        before = detector.measured
+        found = detector.detect(image, **kwargs)
+        return found, detector.measured - before
+
+    everything, all_measured = measuring()
+    players, players_measured = measuring(colours=["red", "blue"])
+    detector.forget()
+    assert "unknown" in {d.colour for d in everything}
+    assert players == [d for d in everything if d.colour in ("red", "blue")]
+    assert players_measured < all_measured
+
+
 def test_star_cluster_glass_balls_from_nominal_colours():
     profile = load_profile("starcluster")
     match = simulate_starcluster(profile, 3, "chain_grand_slam")

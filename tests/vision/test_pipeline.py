@@ -60,11 +60,12 @@ class TruthDetector:
     def __call__(self, first_image, mapper, players, samples):  # the session's detector factory
         return self
 
-    def detect(self, image, mask=None, steady=None):
+    def detect(self, image, mask=None, steady=None, colours=None):
         balls = self.frames[min(self.index, len(self.frames) - 1)]["balls"]
         self.index += 1
-        return [Detection(u, v, r, self.rename.get(self.owners[str(i)], self.owners[str(i)]), 0.95)
-                for i, _x, _y, _z, u, v, r, visible, *_ in balls if visible]
+        named = [(self.rename.get(self.owners[str(i)], self.owners[str(i)]), u, v, r)
+                 for i, _x, _y, _z, u, v, r, visible, *_ in balls if visible]
+        return [Detection(u, v, r, colour, 0.95) for colour, u, v, r in named if colours is None or colour in colours]
 
 
 def spec(folder, truth, out, **options):

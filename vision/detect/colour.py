@@ -32,7 +32,7 @@ averages, exact and fast) and a bilinear last step of less than 2x.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -224,11 +224,13 @@ class ColourDetector:
 
     # ------------------------------------------------------------------ per frame
 
-    def detect(self, image: np.ndarray, mask: np.ndarray | None = None,
-               steady: np.ndarray | None = None) -> list[Detection]:
+    def detect(self, image: np.ndarray, mask: np.ndarray | None = None, steady: np.ndarray | None = None,
+               colours: Collection[str] | None = None) -> list[Detection]:
         """Balls in a BGR frame; `mask` (uint8, 255 = look here, full frame size) narrows the table mask;
         `steady` (2x3, full-frame pixels of this frame -> the steadied image's) takes camera shake out of the
-        test of which blobs are where they were."""
+        test of which blobs are where they were; `colours`: the players' colours (or "unknown") wanted, None:
+        all. Blobs of a colour not wanted are not measured at all (with a player at the Play Line, the blobs of
+        the colour no player has, skin and clothes, were most of what a Star Cluster frame measured)."""
         bx0, by0, bx1, by1 = self.box
         view = self._view(mask)
         keep, (sx0, sy0, sx1, sy1) = view.keep, view.box
@@ -243,7 +245,9 @@ class ColourDetector:
             labels[labels == self.paint[sy0:sy1, sx0:sx1]] = BACKGROUND
         out: list[Detection] = []
         measured: dict[tuple[int, int, int], _Measured] = {}
-        for label in self._labels:  # in label order, as np.unique gave them
+        wanted = self._labels if colours is None else [label for label in self._labels
+                                                         if self.model.name_of(label) in colours]
+        for label in wanted:  # in label order, as np.unique gave them
             binary = cv2.compare(labels, label, cv2.CMP_EQ)
             x, y, w, h = cv2.boundingRect(binary)  # of its pixels: the components are found within it
             if w and h:
