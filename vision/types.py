@@ -9,9 +9,9 @@ Vision stops at observations: it never decides a score.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import Enum
-from collections.abc import Collection
 from typing import Protocol
 
 import numpy as np

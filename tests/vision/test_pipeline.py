@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from clocks import LockstepClock
 
-from referee.session import RefereeSession, RunSpec, Verdict
 from calibration import monitor
+from referee.session import RefereeSession, RunSpec, Verdict
 from rules.errors import InputError
 from rules.events import Confirm, OutOfBallsChoice, Overturn, RoundEnd, RoundPause, RoundResume, Snapshot, UmpireFoul
 from rules.replay import read_log, replay
