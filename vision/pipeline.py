@@ -19,6 +19,7 @@ Vision never decides a score: the engine does, from the observations alone.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Union
@@ -127,6 +128,9 @@ class VisionPipeline:
         self._shifts: ShiftWatch | None = None
         self._monitor: CalibrationMonitor | None = None
         self._snapshot: Snapshot | None = None  # the last settled table the referee accepted: the reader's prior
+        self._previous: Frame | None = None  # the frame before this one
+        self._last_sight: dict[int, Frame] = {}  # tracks lost at rest: the frame each was last seen on
+        self._gap_t: dict[int, float] = {}  # tracks: the last frame each was not seen on
 
     # ------------------------------------------------------------------ the referee's side
 
@@ -181,6 +185,7 @@ class VisionPipeline:
         balls = [b for b in self._map_steadied(detections) if not on_play_line_stripe(self._mapper, b)]
         start = self.times.add("map", start)
         update = self.tracker.update(frame.t, balls)
+        self._note_sightings(frame, update.tracks)
         tracked = tracked_frame(frame.t, update.tracks, balls, self._mapper.ball_centre_px) if self.record_tracks \
             else None
         settle = self.settle.update(frame.t, update.tracks, hand, self._shifts is not None and self._shifts.moving)
@@ -196,8 +201,8 @@ class VisionPipeline:
                 out.append(PipelineWarning(frame.t, f"a {ball.colour} ball last seen in flight at ({ball.x:.0f}, "
                                                     f"{ball.y:.0f}) mm was not seen land; the table settled "
                                                     "without it", review=True))
-            events.append(TableSettled(t=frame.t, snapshot=self._read_settled(settle, frame.image),
-                                       confidence=round(confidence, 3)))
+            snapshot = self._read_settled(settle, self._settled_image(settle, frame))
+            events.append(TableSettled(t=frame.t, snapshot=snapshot, confidence=round(confidence, 3)))
         start = self.times.add("track", start)
         if self.pose is not None:  # the Play Line call goes in among this frame's observations, before a settle
             if self.pose.holding:  # live: a settle waits for pose; this frame's events (a table movement) follow it
@@ -245,6 +250,37 @@ class VisionPipeline:
                 del balls[i]
                 self._snapshot = Snapshot(tuple(balls))
                 return
+
+    def _note_sightings(self, frame: Frame, tracks: tuple[Track, ...]) -> None:
+        """Keep, for each track lost while at rest after being seen on every frame of a rest window, the frame it
+        was last seen on (`_settled_image`). One lost while moving (a ball lifted away, rolling out of sight) was not
+        at rest there; one seen on and off (a flickering detection of a slot's shadow) is no sure ball."""
+        present = {tr.id: tr for tr in tracks}
+        window = self.config.settle.rest_debounce_s
+        previous = self._previous
+        for i, tr in present.items():
+            if tr.state is not TrackState.LOST or i in self._last_sight or previous is None \
+                    or tr.last_seen_t != previous.t:
+                continue  # not lost on this frame
+            since = max(self._gap_t.get(i, -math.inf), tr.born_t if tr.born_t is not None else -math.inf)
+            # on the frame it is lost, a track still has its last velocity
+            if math.hypot(tr.vx, tr.vy) <= self.config.settle.rest_speed_mm_s and tr.last_seen_t - since >= window:
+                self._last_sight[i] = previous
+        self._last_sight = {i: seen for i, seen in self._last_sight.items()
+                            if i in present and present[i].state is TrackState.LOST}
+        self._gap_t = {i: frame.t if tr.state is TrackState.LOST else self._gap_t[i]
+                       for i, tr in present.items() if tr.state is TrackState.LOST or i in self._gap_t}
+        self._previous = frame
+
+    def _settled_image(self, settle: Settle, frame: Frame) -> np.ndarray:
+        """The frame a settle is read on: this one, or, when a ball vanished within the rest window (a
+        hand reaching in to lift it came over it just as the window closed), the last frame it was seen on. Every
+        ball was at rest all through the window, so that frame shows the settled table with the ball in it (read
+        on this one, a gutter ball under the umpire's fingers was read as no ball: a failed ball, back in hand)."""
+        window = settle.t - self.config.settle.rest_debounce_s
+        seen = [self._last_sight[tr.id] for tr in settle.hidden
+                if tr.id in self._last_sight and tr.last_seen_t >= window]
+        return min(seen, key=lambda f: f.t).image if seen else frame.image
 
     def _read_cells(self, settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
                     previous: Snapshot | None) -> Snapshot:

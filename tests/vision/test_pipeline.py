@@ -275,6 +275,49 @@ def test_a_camera_bumped_past_the_stabilisers_reach_is_re_fitted_and_the_score_h
     assert result["final_scores"] == truth["result"]["final_scores"]
 
 
+class Covered:
+    """A fingertip over the ball at pixel `centre` from frame `first` until the video itself shows the ball lifted
+    (`last`, excluded): the umpire reaching in to lift a gutter ball just as its rest window closes. Skin-coloured,
+    too small to be a hand over the table (and over a gutter, which the hand watch does not watch)."""
+
+    name, live, frame_count = "covered.mp4", False, 0
+
+    def __init__(self, path, first, last, centre, radius):
+        self.path, self.first, self.last, self.centre, self.radius = path, first, last, centre, radius
+
+    def frames(self):
+        u, v = self.centre
+        for frame in FileSource(self.path).frames():
+            image = frame.image
+            if self.first <= frame.index < self.last:
+                image = image.copy()
+                axes = (round(2.2 * self.radius), round(1.5 * self.radius))
+                cv2.ellipse(image, (round(u + self.radius), round(v)), axes, 0, 0, 360, (120, 150, 205), -1)
+            yield replace(frame, image=image)
+
+
+def test_a_resting_ball_covered_as_its_rest_window_closes_is_read_where_it_lay(tmp_path):
+    """gutter_ball: red's ball comes to rest in the gutter and the umpire's fingers come over it on the very frame
+    the table settles, before it is lifted. The table is read on the last frame the ball was seen on (every ball
+    was at rest all through the window), so it is a gutter ball, out for the round, not a failed ball back in
+    hand (read on the covered frame, red's ball counted +1 at the round's end)."""
+    folder, truth = committed(SAMPLES / "starcluster" / "gutter_ball")
+    plain = tmp_path / "plain"
+    referee_run(folder, truth, plain)
+    settled = [e for e in lines(plain / "events.jsonl", "table_settled") if e["balls"]]
+    first = round(settled[0]["t"] * truth["fps"])  # the frame red's gutter ball settled on, uncovered
+    lifted = next(i for i, f in enumerate(truth["frames"]) if i > first and not f["balls"])
+    _, _, _, _, u, v, r, *_ = truth["frames"][first]["balls"][0]
+    source = Covered(folder / "video.mp4", first, lifted, (u, v), r)
+    with RefereeSession.open(spec(folder, truth, tmp_path / "covered"), source=source) as session:
+        session.run()
+    gutter = [e for e in lines(tmp_path / "covered" / "events.jsonl", "table_settled") if e["t"] < lifted / truth["fps"]]
+    assert [b["at"]["place"] for b in gutter[-1]["balls"]] == ["gutter"], gutter[-1]
+    result = json.loads((tmp_path / "covered" / "result.json").read_text())
+    assert shots(result) == shots(truth["result"])
+    assert result["final_scores"] == truth["result"]["final_scores"]
+
+
 def test_bad_input_is_refused_before_anything_is_written(clips, tmp_path):
     folder, truth = clips["piratenbillard"]
     (tmp_path / "rules.json").write_text('{"pipeline": {"settle": {"rest_speed_mm_s": -1}}}')
