@@ -387,10 +387,15 @@ def frame_at(times: np.ndarray, t: float) -> int:
 
 def settle_windows(truth: Truth) -> list[tuple[int, int]]:
     """For each truth table_settled, the truth frames [first, end) over which the table shows its snapshot: from
-    the frame after the last one with a ball in flight (since the previous window) until the table next changes:
-    a ball moves, a ball is lifted, a shot starts, or the next settle."""
+    the frame after the last one with a ball in flight or not yet seen (put down under a hand: the table does
+    not show it yet; since the previous window) until the table next changes: a ball moves, a ball is lifted, a
+    shot starts, or the next settle."""
     times = np.array([float(f["t"]) for f in truth.frames])
     flying = in_flight(truth)
+    seen: set[int] = set()
+    for k, frame in enumerate(truth.frames):
+        seen |= {int(ball[0]) for ball in frame["balls"] if ball[7]}
+        flying[k] |= any(int(ball[0]) not in seen for ball in frame["balls"])
     moving = [any(ball[9] for ball in f["balls"]) for f in truth.frames]
     changes = sorted(frame_at(times, e.t) for e in truth.events if isinstance(e, (BallLifted, ShotStarted)))
     settled = [frame_at(times, e.t) for e in _settles(truth.events)]

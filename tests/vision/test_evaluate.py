@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -329,3 +330,17 @@ def test_a_settle_after_the_table_changed_or_in_flight_is_missing():
         report = score_assignment(run_settles((t, Location.slot_at(1, 1))), truth)
         assert (report.matched, report.balls_right, report.balls_total) == (0, 0, 1)
         assert report.mistakes == ("settle at 4.50s: no run snapshot",)
+
+
+def test_a_settle_called_while_a_hand_still_hides_the_ball_being_put_down_is_not_paired():
+    """starcluster_v5: a ball put down by hand in a gutter, hidden by the hand for a second, then still for 19 s
+    before the truth settled. The referee's settle from before it was put down read the table without it; the
+    one called once it lay there read it right: that one is the pair."""
+    truth = rolling_truth([(500.0, 10.0, False)] * 30, 2.5)
+    hidden = tuple({**f, "balls": [[*b[:7], k >= 10, k < 10, b[9]] for b in f["balls"]]}
+                   for k, f in enumerate(truth.frames))
+    truth = replace(truth, frames=hidden)
+    assert settle_windows(truth) == [(10, 30)]
+    run = run_settles((0.5, Location.slot_at(1, 2)), (1.5, Location.slot_at(1, 1)))
+    assert pair_settles(run, truth) == [(0, 1)]
+    assert score_assignment(run, truth).accuracy == 1.0
