@@ -155,7 +155,7 @@ class ColourDetectorConfig:
     max_depth_radii: float = 1.5  # a blob to split deeper than this many radii is a hand, sleeve or paint, not balls
     full_score_share: float = 0.6  # a ball showing this share of its expected area (or more) scores in full
     paint_clear_radii: float = 1.2  # the first frame's pixels of a player's colour this many radii clear of their
-    #                                  balls (known or found there) are paint, the table's (`learn_paint`)
+    #                                  balls (known, or found more than 2 radii from those) are paint (`learn_paint`)
     flat_shading: float = 0.25  # a ball whose lightness spread is under this share of its player's balls' (learnt
     #                             on the first frame) is flat: paint of its colour, not a ball (0 = off)
 

@@ -189,7 +189,7 @@ class ColourDetector:
         starting row painted in a seat's colour, seen round the balls standing in it): `detect` reads it as the
         table's from then on, so it neither joins the balls on it into one blob nor stands as a ball of its own.
         Only for players whose every ball lies where `known` (player -> (u, v, r) px) says; away means further
-        than `paint_clear_radii` from those and from every ball found on the frame."""
+        than `paint_clear_radii` from those and from every other ball found on the frame."""
         self.paint = np.zeros((self.size[1], self.size[0]), np.uint8)
         self._painted = False
         if not known:
@@ -198,7 +198,10 @@ class ColourDetector:
         labels = self._classify(self._shrink(image[by0:by1, bx0:bx1]))
         clear = np.zeros_like(self.paint)
         balls = [(u, v, r) for centres in known.values() for u, v, r in centres]
-        balls += [(d.u, d.v, d.radius_px) for d in self.detect(image)]
+        # and the balls found elsewhere; one found within two radii of a known ball is that ball, or the paint of
+        # its space split off it (clearing round it, the paint there was never learnt: piratenbillard_v2)
+        balls += [(d.u, d.v, d.radius_px) for d in self.detect(image)
+                  if all((d.u - u) ** 2 + (d.v - v) ** 2 > (2 * r) ** 2 for u, v, r in balls)]
         self.forget()
         for u, v, r in balls:  # full-resolution pixels -> the analysis box's
             centre = ((u - bx0 + 0.5) * self.scale - 0.5, (v - by0 + 0.5) * self.scale - 0.5)
