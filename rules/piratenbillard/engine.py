@@ -130,6 +130,7 @@ class PiratenbillardEngine:
         self._points: dict[str, int] = {}
         self._treasure_balls: dict[str, int] = {}
         self._out: dict[str, int] = {}
+        self._vanished: dict[Key, int] = {}  # balls taken off the board unstruck, where they were last read
         self._pending_lifts: list[Lift] = []
         self._shot: _Shot | None = None
         self._to_play: str | None = None
@@ -531,11 +532,29 @@ class PiratenbillardEngine:
             for src in gone[len(new):]:
                 self._take(src, owner)
                 self._out[owner] += 1
+                self._vanished[(src, owner)] = self._vanished.get((src, owner), 0) + 1
                 out.append(self._decision(DecisionKind.BALL_REMOVED, f"{owner} ball at {cell_name(src)} is gone "
                                           "from the board without being struck: out of the game, no points",
                                           player=owner, rule="PB-4.1", flagged=True,
                                           data=(("from", list(src)), ("outcome", "out"))))
-            for dst in new[len(gone):]:
+            out.extend(self._unexpected(owner, new[len(gone):]))
+        return out
+
+    def _unexpected(self, owner: str, arrived: list[Cell]) -> list[Decision]:
+        """Balls of `owner` the table shows that no strike or move explains. One on the space a ball of `owner` was
+        taken off unstruck (a reading that missed it, under an arm reaching over the row) was never gone: it is put
+        back, and flagged (PB-7.5: the reading needing the fewest missed events). Any other is ignored: the
+        engine's board keeps its count."""
+        out: list[Decision] = []
+        for dst in arrived:
+            if self._vanished.get((dst, owner), 0):
+                self._vanished[(dst, owner)] -= 1
+                self._put(dst, owner)
+                self._out[owner] -= 1
+                out.append(self._warn(f"{owner} ball at {cell_name(dst)} is on the table again: it was hidden, not "
+                                      "gone; back on the board, in play", "PB-7.5",
+                                      data=(("explanation", "hidden_not_gone"), ("at", list(dst)))))
+            else:
                 out.append(self._warn(f"unexpected {owner} ball at {cell_name(dst)}: ignored, "
                                       "the engine's board keeps its count", "PB-7.2"))
         return out
@@ -563,9 +582,9 @@ class PiratenbillardEngine:
                                       player=shooter, rule="PB-5.3", flagged=True,
                                       data=(("must_play", [list(c) for c in stacks]),)))
         if len(landings) > len(sources):
-            for dst in landings[len(sources):]:
-                out.append(self._warn(f"unexpected {shooter} ball at {cell_name(dst)}: ignored, "
-                                      "the engine's board keeps its count", "PB-7.2"))
+            # the balls that were hidden, not gone, are the ones no strike explains
+            landings.sort(key=lambda dst: self._vanished.get((dst, shooter), 0) > 0)
+            out.extend(self._unexpected(shooter, landings[len(sources):]))
             landings = landings[: len(sources)]
         if len(sources) > 1:
             out.append(self._warn(f"{len(sources)} {shooter} balls left their spaces in one strike; "

@@ -113,3 +113,42 @@ def test_pb_7_5_two_equally_good_readings_are_flagged_not_guessed():
     assert all(d.flagged for d in out) and game.points() == {"red": 0, "blue": 2}
     assert sorted(game.engine.state().pending_lifts) == [Lift((5, 4), "red", 1, "blue"),
                                                           Lift((6, 5), "red", 1, "blue")]
+
+
+def test_pb_7_5_a_ball_read_gone_unstruck_and_seen_again_on_its_space_was_hidden_not_gone():
+    """piratenbillard_v3: an arm reaching over north's row hid green's ball at (0,5) from the reading after
+    another player's strike, and the engine took it off the board for good (out of the game). Every later reading
+    showed it again and was told "unexpected, ignored"; on green's next strike the engine took that ball for the
+    landing, and the real landing on the opposite starting row (a secure, +3) was ignored. Seen again on its own
+    space with nothing to explain it, the ball was hidden, not gone: it is back on the board, flagged, and the next
+    strike lands where the table shows."""
+    game = Game(THREE)
+    hidden = game.table.pop(((0, 5), "green"))
+    out = game.strike("red", (9, 4), (5, 4))  # the reading after red's strike misses (0,5)
+    assert only(out, K.BALL_REMOVED).flagged and game.engine.state().out_of_game["green"] == 1
+    game.table[((0, 5), "green")] = hidden  # seen again from the next reading on
+    out = game.strike("blue", (3, 0), (6, 6))
+    (back,) = reading_warnings(out)
+    assert back.flagged and dict(back.data)["explanation"] == "hidden_not_gone" and "(0,5)" in back.summary
+    state = game.engine.state()
+    assert state.board.get(((0, 5), "green")) == 1 and state.out_of_game["green"] == 0
+    out = game.strike("green", (0, 4), (9, 4))  # green reaches the opposite row, red's emptied space: secured
+    shot = only(out, K.SHOT)
+    assert dict(shot.data)["to"] == [9, 4] and dict(shot.data)["outcome"] == "secured"
+    assert not [d for d in out if "unexpected" in d.summary]
+
+
+def test_pb_7_5_a_ball_hidden_from_a_reading_and_seen_again_as_the_shooter_strikes_is_not_its_landing():
+    """The same, but the hidden ball shows again on the settle of its own player's next strike: two green balls
+    arrive and one left. The one back on the space it was read gone from is that ball; the other is the landing
+    (the engine took the first in board order, (0,5), for the landing and ignored the secure)."""
+    game = Game(THREE)
+    hidden = game.table.pop(((0, 5), "green"))
+    game.strike("red", (9, 4), (5, 4))
+    game.strike("blue", (3, 0), (6, 6))
+    game.table[((0, 5), "green")] = hidden
+    out = game.strike("green", (0, 4), (9, 4))
+    shot = only(out, K.SHOT)
+    assert dict(shot.data)["to"] == [9, 4] and dict(shot.data)["outcome"] == "secured"
+    assert dict(only(reading_warnings(out), K.WARNING).data)["explanation"] == "hidden_not_gone"
+    assert game.engine.state().board.get(((0, 5), "green")) == 1 and game.engine.state().out_of_game["green"] == 0
