@@ -24,6 +24,8 @@ blob maps to (Star Cluster Ball: none behind the Play Line).
 
 from __future__ import annotations
 
+import math
+
 from collections import Counter
 from dataclasses import dataclass
 
@@ -225,8 +227,12 @@ def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detecto
     """The pipeline's table reader: places read from the settled frame when the detector has a colour model to
     read their pixels with; otherwise (a detector without one) the settled tracks."""
     if isinstance(detector, ColourDetector):
-        # the lost tracks too: a ball seen landing in a space and lost there behind the ball in front of it
-        tracked = tuple((tr.colour, tr.location) for tr in settle.tracks + settle.hidden
+        # the lost tracks too: a ball seen landing in a space (come to rest there, or come from elsewhere) and lost
+        # there behind the ball in front of it (a track born and lost in one place, still moving, a fleck of a
+        # player's colour on a hand lifting a ball, made a ninth ball of that player: piratenbillard_v6)
+        landed = tuple(tr for tr in settle.hidden if tr.at_rest or tr.born_at is None
+                       or math.dist(tr.born_at, (tr.x, tr.y)) > mapper.profile.ball_diameter_mm)
+        tracked = tuple((tr.colour, tr.location) for tr in settle.tracks + landed
                         if tr.location is not None and tr.location.place in PLACES)
         return read_snapshot(image, mapper, detector, config, previous=previous, tracked=tracked)
     return snapshot_from_tracks(settle)
