@@ -22,6 +22,7 @@ from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.simulate import simulate_to
 from simulation.trajectory import BallPose, SimFrame
+from simulation.variants import make_variant_renderer, simulate_variant, variant
 from vision.cells import read_snapshot
 from vision.config import PipelineConfig
 from vision.detect import make_detector
@@ -202,3 +203,33 @@ def test_the_near_side_outside_the_gutters_stays_out_of_the_search_area(long_gut
         (50, 60, 90, area.y_min), (550, 60, 590, area.y_min)]
     assert not any(g.contains(BEHIND_NOT_IN_GUTTER[1:]) for g in (area, *extra))
     assert np.isclose(area.y_min, 200 + R)
+
+
+@pytest.mark.parametrize("seed", [4, 6])
+def test_a_floor_the_colour_of_a_players_balls_beyond_the_tables_edge_is_no_ball(seed):
+    """starcluster_v4 and _v6: a tan (#d5ad60) and a salmon (#de8155) ball, shaded, read like the brown floor the
+    detector looks at 40 mm beyond the table's edge (for balls leaving it): 19 and 84 "balls" there on a frame
+    with none, and every settled reading was dropped as impossible. The floor's colours that read as a player's
+    on the first frame are the floor's beyond the edge from then on; the players' balls on the table, in their
+    slots and on the board, are all still found, and nothing else is."""
+    v = variant("starcluster", seed)
+    match = simulate_variant(v)
+    renderer = make_variant_renderer(v, Realism.moderate(), match.fps)
+    empty = next(f for f in match.frames if not any(b.on_table for b in f.balls) and f.hand is None)
+    first, _ = renderer.render(empty)
+    mapper = BoardMapper(calibrate_markers(first, v.profile), v.profile)
+    detector = make_detector("color", first, mapper, list(v.players),
+                             game_vision(v.game).colour_samples(v.profile, {}), colours=v.colours)
+    profile = v.profile
+    slots = [rect for at, rect in profile.places if at.place is Place.SLOT]
+    board = profile.board
+    r = profile.ball_diameter_mm / 2
+    spots = [((rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2) for rect in (slots[0], slots[-1])]
+    spots += [((board.x_min + board.x_max) / 2 + dx, (board.y_min + board.y_max) / 2) for dx in (-3 * r, 3 * r)]
+    balls = tuple(BallPose(i, v.players[i % 2], x, y, r) for i, (x, y) in enumerate(spots))
+    for k in range(3):
+        image, _ = renderer.render(SimFrame(empty.index + 1 + k, empty.t + (1 + k) / match.fps, balls))
+        found = mapper.map(detector.detect(image, colours=list(v.players)))
+        assert len(found) == len(balls), [(b.detection.colour, round(b.x), round(b.y)) for b in found]
+        for ball in balls:
+            assert min(np.hypot(b.x - ball.x, b.y - ball.y) for b in found if b.detection.colour == ball.owner) < r

@@ -66,6 +66,8 @@ TABLE_MARGIN_MM = 40.0  # look this far beyond the table edge (balls leaving it,
 # 0.5 px a ball creeping along the Play Line looked still, and was settled early)
 SAME_CENTRE_PX = 0.25
 SAME_AREA = 0.1
+_FLOOR_SHIFT = 3  # the floor's colours (`learn_floor`) in steps of 8 per channel ...
+_FLOOR_BINS = 256 >> _FLOOR_SHIFT
 _CELL = 4  # analysis pixels: blobs measured before are looked up by the cell of their centroid
 RADIUS_STEP = 1.1  # the discs a blob is split with: radii this ratio apart (`_split`)
 SHARE_ROUNDS = 3  # the split's centres are re-placed together this many times (`_shared_out`)
@@ -147,6 +149,16 @@ class ColourDetector:
         self._closings: dict[int, np.ndarray] = {}
         self.paint = np.zeros((self.size[1], self.size[0]), np.uint8)  # label painted there (`learn_paint`), or 0
         self._painted = False  # any paint learnt: else `detect` skips the paint mask
+        # beyond the table's edge (looked at for balls leaving it): the floor, its colours that read as a player's
+        # learnt from the first frame (`learn_floor`; None: none do)
+        table = np.zeros_like(mask)
+        t = mapper.profile.table  # its outline on the floor's plane: a floor pixel lies outside it
+        ground = mapper.calibration.board_to_image(np.array([[t.x_min, t.y_min], [t.x_max, t.y_min],
+                                                             [t.x_max, t.y_max], [t.x_min, t.y_max]], float))
+        edge = (ground - [bx0, by0]) * self.scale
+        cv2.fillConvexPoly(table, np.round(edge * 16).astype(np.int32), 255, cv2.LINE_8, 4)
+        self._beyond = (mask > 0) & (table == 0)
+        self._floor: np.ndarray | None = None
         self.reused = 0  # blobs that kept an earlier measurement, and blobs measured: for the benchmark
         self.measured = 0
 
@@ -182,6 +194,7 @@ class ColourDetector:
         detector = cls(model, mapper, (w, h), config.detector, game_vision(mapper.profile.game).max_hop_mm,
                        balls_per_player)
         detector.learn_paint(image, known)
+        detector.learn_floor(image)
         return detector
 
     def learn_paint(self, image: np.ndarray, known: Mapping[str, Sequence[tuple[float, float, float]]]) -> None:
@@ -211,6 +224,31 @@ class ColourDetector:
             label = self.model.label_of(player)
             self.paint[(labels == label) & (clear == 0)] = label
         self._painted = bool(self.paint.any())
+
+    def learn_floor(self, image: np.ndarray) -> None:
+        """The colours the first frame shows beyond the table's edge that read as a player's (a brown floor for a
+        tan or a salmon ball: starcluster_v4 and _v6 read 20 to 90 such "balls" beyond the edge, and every
+        settled reading was dropped as impossible) are the floor's there from then on, give or take a step of 8
+        in each of B, G and R (`_FLOOR_STEP`: lighting drift). Only beyond the edge, where no ball rests in
+        play: on the table the colour model decides as before."""
+        self._floor = None
+        bx0, by0, bx1, by1 = self.box
+        small = self._shrink(image[by0:by1, bx0:bx1])
+        labels = self._classify(small)
+        seen = small[self._beyond & (labels != BACKGROUND) & (labels != UNKNOWN)]
+        if not len(seen):
+            return
+        floor = np.zeros((_FLOOR_BINS,) * 3, bool)
+        q = seen >> _FLOOR_SHIFT
+        floor[q[:, 0], q[:, 1], q[:, 2]] = True
+        grown = floor.copy()  # a step either way in each channel
+        for axis in range(3):
+            grown[tuple(slice(1, None) if a == axis else slice(None) for a in range(3))] |= \
+                floor[tuple(slice(None, -1) if a == axis else slice(None) for a in range(3))]
+            grown[tuple(slice(None, -1) if a == axis else slice(None) for a in range(3))] |= \
+                floor[tuple(slice(1, None) if a == axis else slice(None) for a in range(3))]
+            floor = grown.copy()
+        self._floor = floor
 
     def _radius_map(self, w: int, h: int, step: int = 16) -> np.ndarray:
         """Expected ball radius (px) at every pixel of the box, interpolated from a coarse grid."""
@@ -246,6 +284,12 @@ class ColourDetector:
         labels = cv2.bitwise_and(self._classify(small), keep)
         if self._painted:  # a player's colour painted on the table is the table's
             labels[labels == self.paint[sy0:sy1, sx0:sx1]] = BACKGROUND
+        if self._floor is not None:  # the floor's colours beyond the table's edge are the floor's
+            suspect = self._beyond[sy0:sy1, sx0:sx1] & (labels != BACKGROUND) & (labels != UNKNOWN)
+            ys, xs = np.nonzero(suspect)
+            q = small[ys, xs] >> _FLOOR_SHIFT
+            floor = self._floor[q[:, 0], q[:, 1], q[:, 2]]
+            labels[ys[floor], xs[floor]] = BACKGROUND
         out: list[Detection] = []
         measured: dict[tuple[int, int, int], _Measured] = {}
         wanted = self._labels if colours is None else [label for label in self._labels
