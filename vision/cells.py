@@ -230,9 +230,13 @@ def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detecto
         # the lost tracks too: a ball seen landing in a space (come to rest there, or come from elsewhere) and lost
         # there behind the ball in front of it (a track born and lost in one place, still moving, a fleck of a
         # player's colour on a hand lifting a ball, made a ninth ball of that player: piratenbillard_v6)
-        landed = tuple(tr for tr in settle.hidden if tr.at_rest or tr.born_at is None
-                       or math.dist(tr.born_at, (tr.x, tr.y)) > mapper.profile.ball_diameter_mm)
+        hidden_by = {gone.id for gone, _ in settle.hidden_by}  # placed by the ball hiding them, below
+        landed = tuple(tr for tr in settle.hidden if tr.id not in hidden_by and (
+            tr.at_rest or tr.born_at is None or math.dist(tr.born_at, (tr.x, tr.y)) > mapper.profile.ball_diameter_mm))
         tracked = tuple((tr.colour, tr.location) for tr in settle.tracks + landed
                         if tr.location is not None and tr.location.place in PLACES)
+        # a ball that vanished in flight beside a resting ball landed where that ball lies, hidden by it
+        tracked += tuple((gone.colour, hider.location) for gone, hider in settle.hidden_by
+                         if hider.location is not None and hider.location.place in PLACES)
         return read_snapshot(image, mapper, detector, config, previous=previous, tracked=tracked)
     return snapshot_from_tracks(settle)

@@ -43,6 +43,8 @@ class Settle:
     confidence: float  # the least sure detection among them
     hidden: tuple[Track, ...] = ()  # lost tracks (not seen lately, e.g. behind a ball that landed in front)
     unseen_landing: tuple[Track, ...] = ()  # balls last seen in flight and never seen land: waited for, in vain
+    # balls that vanished in flight beside a resting ball, each with that ball: landed where it lies, hidden by it
+    hidden_by: tuple[tuple[Track, Track], ...] = ()
 
 
 class HandWatch:
@@ -184,6 +186,7 @@ class SettleWatch:
         self._start: float | None = None
         self._moving: dict[int, Track] = {}  # confirmed tracks moving on the last frame
         self._vanished: dict[int, tuple[float, Track]] = {}  # id -> (when it vanished, its last moving state)
+        self._hidden_by: dict[int, tuple[Track, Track]] = {}  # id -> (its last moving state, the ball hiding it)
 
     def update(self, t: float, tracks: tuple[Track, ...], hand: bool, table_moving: bool = False) -> Settle | None:
         """`table_moving`: the table's markers have left where they lay and the movement is not yet called
@@ -206,8 +209,10 @@ class SettleWatch:
         confidence = min((tr.confidence for tr in visible), default=1.0)
         unseen = tuple(last for _, last in self._vanished.values())
         self._vanished.clear()
-        return Settle(t, tuple(visible), confidence, tuple(tr for tr in tracks if tr.state is TrackState.LOST),
-                      unseen)
+        lost = {tr.id: tr for tr in tracks if tr.state is TrackState.LOST}
+        hidden_by = tuple((lost[i], hider) for i, (_, hider) in self._hidden_by.items() if i in lost)
+        self._hidden_by.clear()
+        return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by)
 
     def _in_air(self, t: float, tracks: tuple[Track, ...]) -> bool:
         """Is a ball that vanished in flight still unaccounted for, and not yet waited for `flight_wait_ms`?"""
@@ -218,18 +223,31 @@ class SettleWatch:
                 self._vanished[track_id] = (t, last)
         for track_id, (_, last) in list(self._vanished.items()):
             seen = now.get(track_id)
-            if seen is not None and seen.state is TrackState.CONFIRMED or self._found(last, tracks) \
-                    or self._left_table(last):
+            again = seen is not None and seen.state is TrackState.CONFIRMED or self._found(last, tracks)
+            hider = None if again else self._hider(last, tracks)
+            if again or hider is not None or self._left_table(last):
                 del self._vanished[track_id]
+                if hider is not None:
+                    self._hidden_by[track_id] = (last, hider)
+        for track_id, (last, _) in list(self._hidden_by.items()):  # seen again after all: not hidden
+            if track_id in now and now[track_id].state is TrackState.CONFIRMED or self._found(last, tracks):
+                del self._hidden_by[track_id]
         self._moving = {tr.id: tr for tr in tracks if tr.state is TrackState.CONFIRMED and not tr.at_rest
                         and math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s}
         return any(t - since < self.config.flight_wait_s for since, _ in self._vanished.values())
 
-    def _found(self, last: Track, tracks: tuple[Track, ...]) -> bool:
-        """Seen again as a new track of its colour, or vanished beside a resting ball that hides it."""
-        return any(tr.state is TrackState.CONFIRMED and (
-            (tr.colour == last.colour and tr.born_t is not None and tr.born_t >= last.last_seen_t)
-            or (tr.at_rest and math.hypot(tr.x - last.x, tr.y - last.y) <= 2 * self.ball_mm)) for tr in tracks)
+    @staticmethod
+    def _found(last: Track, tracks: tuple[Track, ...]) -> bool:
+        """Seen again as a new track of its colour."""
+        return any(tr.state is TrackState.CONFIRMED and tr.colour == last.colour and tr.born_t is not None
+                   and tr.born_t >= last.last_seen_t for tr in tracks)
+
+    def _hider(self, last: Track, tracks: tuple[Track, ...]) -> Track | None:
+        """The resting ball, within two ball diameters, that a ball vanished beside: it lies hidden by it (the
+        nearest, when there are several)."""
+        near = [tr for tr in tracks if tr.state is TrackState.CONFIRMED and tr.at_rest
+                and math.hypot(tr.x - last.x, tr.y - last.y) <= 2 * self.ball_mm]
+        return min(near, key=lambda tr: math.hypot(tr.x - last.x, tr.y - last.y), default=None)
 
     def _left_table(self, last: Track) -> bool:
         """Last seen beyond the table's edge, heading away from it: off the board."""

@@ -203,3 +203,13 @@ def test_a_lost_track_counts_a_hidden_ball_only_if_it_landed_there():
 
     assert sum(b == (other, ball.at) for b in ((s.owner, s.at) for s in read((x + 2.0, y)))) == 0
     assert sum(b == (other, ball.at) for b in ((s.owner, s.at) for s in read((x - 2 * pitch, y)))) == 1
+    # lost in flight over the next space and hidden by the ball lying here (the settle watch says which):
+    # counted here, where it landed, not where it was last seen (piratenbillard_v4's capture)
+    beside = Location.cell_at(ball.at.row, ball.at.col + (1 if ball.at.col < 5 else -1))
+    gone = Track(98, other, x + pitch, y, 0.0, 0.0, TrackState.LOST, False, t - 0.3, 20, beside, 0.9,
+                 (x - 3 * pitch, y), t - 1.0)
+    hider = Track(97, ball.owner, x, y, 0.0, 0.0, TrackState.CONFIRMED, True, t, 40, ball.at, 0.9, (x, y), 0.0)
+    landed = read_settled(Settle(t, (hider,), 1.0, hidden=(gone,), hidden_by=((gone, hider),)), image, mapper,
+                          detector, settled.before).balls
+    assert sum((b.owner, b.at) == (other, ball.at) for b in landed) == 1
+    assert sum((b.owner, b.at) == (other, beside) for b in landed) == 0

@@ -269,9 +269,8 @@ def test_a_blob_whose_pixels_did_not_change_keeps_its_measurement(pirate):
                                   for b in still.balls])
     image2, _ = renderer.render(moved)
     again = detector.detect(image2)
-    h, w = image.shape[:2]
-    fresh = ColourDetector(detector.model, detector.mapper, (w, h), detector.config, detector.hop_mm)  # no memory
-    afresh = fresh.detect(image2)
+    detector.forget()  # no memory: every blob measured afresh (the same paint learnt from the first frame)
+    afresh = detector.detect(image2)
     near = np.array(detector.mapper.ball_centre_px(np.array([[ball.x + 2 * profile.pitch_mm, ball.y]])))[0]
     moved_now = [d for d in again if np.hypot(d.u - near[0], d.v - near[1]) < 2 * d.radius_px]
     assert moved_now and all(d in afresh for d in moved_now)  # measured afresh

@@ -192,3 +192,24 @@ def test_a_ball_seen_again_found_anew_hidden_or_off_the_board_is_accounted_for()
 def replace_at_rest(tr):
     return Track(tr.id, tr.colour, tr.x, tr.y, 0.0, 0.0, TrackState.CONFIRMED, True, tr.last_seen_t, tr.hits,
                  born_t=tr.born_t)
+
+
+def test_a_ball_lost_in_flight_beside_a_resting_ball_is_reported_hidden_by_it():
+    """piratenbillard_v4: p2's ball hopped onto p1's ball at (6,3) and vanished behind it while still in the air;
+    its track was last seen in flight over (5,3). The settle goes ahead (it is accounted for) and says which
+    resting ball hides it, so the reader counts it where that ball lies (a capture), not where it was last seen.
+    Seen again before the settle, it is not reported hidden."""
+    resting = Track(7, "red", 305, 190, 0, 0, TrackState.CONFIRMED, True, 0.9, 5, born_t=0.0)
+    far = Track(8, "red", 100, 500, 0, 0, TrackState.CONFIRMED, True, 0.9, 5, born_t=0.0)
+    watch = watch_hops()
+    watch.update(0.0, (resting, far, flying(x=320, y=230)), False)
+    lost = flying(x=318, y=205, vy=0.0, state=TrackState.LOST, seen=0.0)
+    assert watch.update(0.3, (resting, far, lost), False) is None  # within the rest window of the hop
+    settle = watch.update(0.5, (resting, far, lost), False)
+    assert settle is not None and settle.unseen_landing == ()
+    assert [(gone.id, hider.id) for gone, hider in settle.hidden_by] == [(2, 7)]
+    watch = watch_hops()
+    watch.update(0.0, (resting, far, flying(x=320, y=230)), False)
+    watch.update(0.3, (resting, far, lost), False)
+    settle = watch.update(0.5, (resting, far, replace_at_rest(flying(x=318, y=205, seen=0.5))), False)
+    assert settle is not None and settle.hidden_by == ()
