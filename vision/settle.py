@@ -210,7 +210,9 @@ class SettleWatch:
         unseen = tuple(last for _, last in self._vanished.values())
         self._vanished.clear()
         lost = {tr.id: tr for tr in tracks if tr.state is TrackState.LOST}
-        hidden_by = tuple((lost[i], hider) for i, (_, hider) in self._hidden_by.items() if i in lost)
+        # which ball hides it is asked again now: the one in its place may have been hidden itself as it landed
+        hidden_by = tuple((lost[i], self._hider(lost[i], tracks) or hider) for i, (_, hider) in self._hidden_by.items()
+                          if i in lost)
         self._hidden_by.clear()
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by)
 
@@ -224,7 +226,7 @@ class SettleWatch:
         for track_id, (_, last) in list(self._vanished.items()):
             seen = now.get(track_id)
             again = seen is not None and seen.state is TrackState.CONFIRMED or self._found(last, tracks)
-            hider = None if again else self._hider(last, tracks)
+            hider = None if again else self._hider(seen if seen is not None else last, tracks)
             if again or hider is not None or self._left_table(last):
                 del self._vanished[track_id]
                 if hider is not None:
@@ -243,11 +245,13 @@ class SettleWatch:
                    and tr.born_t >= last.last_seen_t for tr in tracks)
 
     def _hider(self, last: Track, tracks: tuple[Track, ...]) -> Track | None:
-        """The resting ball, within two ball diameters, that a ball vanished beside: it lies hidden by it (the
-        nearest, when there are several)."""
+        """The resting ball, within two ball diameters, that a ball vanished beside (`last`: its lost track): it
+        lies hidden by it. Of several, one in the place it was last seen over, else the nearest
+        (piratenbillard_v2: a hop onto (0,3), lost beside the balls on (0,2) and (0,3), was counted on (0,2))."""
         near = [tr for tr in tracks if tr.state is TrackState.CONFIRMED and tr.at_rest
                 and math.hypot(tr.x - last.x, tr.y - last.y) <= 2 * self.ball_mm]
-        return min(near, key=lambda tr: math.hypot(tr.x - last.x, tr.y - last.y), default=None)
+        return min(near, key=lambda tr: (last.location is None or tr.location != last.location,
+                                         math.hypot(tr.x - last.x, tr.y - last.y)), default=None)
 
     def _left_table(self, last: Track) -> bool:
         """Last seen beyond the table's edge, heading away from it: off the board."""
