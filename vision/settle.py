@@ -210,9 +210,11 @@ class SettleWatch:
         unseen = tuple(last for _, last in self._vanished.values())
         self._vanished.clear()
         lost = {tr.id: tr for tr in tracks if tr.state is TrackState.LOST}
-        # which ball hides it is asked again now: the one in its place may have been hidden itself as it landed
+        # a ball last seen over a place where another ball lies is there (piratenbillard/stacked_pair: stacked on a
+        # ball of its own colour; _v2: landed on the ball on (0,3), beside a nearer one on (0,2)); one last seen over
+        # an empty place flew on, behind the ball hiding it, asked again now (the tracks have settled)
         hidden_by = tuple((lost[i], self._hider(lost[i], tracks) or hider) for i, (_, hider) in self._hidden_by.items()
-                          if i in lost)
+                          if i in lost and not self._beside(lost[i], tracks))
         self._hidden_by.clear()
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by)
 
@@ -244,14 +246,17 @@ class SettleWatch:
         return any(tr.state is TrackState.CONFIRMED and tr.colour == last.colour and tr.born_t is not None
                    and tr.born_t >= last.last_seen_t for tr in tracks)
 
+    @staticmethod
+    def _beside(lost: Track, tracks: tuple[Track, ...]) -> bool:
+        """Does another ball lie in the place the lost track was last seen over?"""
+        return lost.location is not None and any(tr.id != lost.id and tr.location == lost.location for tr in tracks)
+
     def _hider(self, last: Track, tracks: tuple[Track, ...]) -> Track | None:
         """The resting ball, within two ball diameters, that a ball vanished beside (`last`: its lost track): it
-        lies hidden by it. Of several, one in the place it was last seen over, else the nearest
-        (piratenbillard_v2: a hop onto (0,3), lost beside the balls on (0,2) and (0,3), was counted on (0,2))."""
+        lies hidden by it (the nearest, of several)."""
         near = [tr for tr in tracks if tr.state is TrackState.CONFIRMED and tr.at_rest
                 and math.hypot(tr.x - last.x, tr.y - last.y) <= 2 * self.ball_mm]
-        return min(near, key=lambda tr: (last.location is None or tr.location != last.location,
-                                         math.hypot(tr.x - last.x, tr.y - last.y)), default=None)
+        return min(near, key=lambda tr: math.hypot(tr.x - last.x, tr.y - last.y), default=None)
 
     def _left_table(self, last: Track) -> bool:
         """Last seen beyond the table's edge, heading away from it: off the board."""
