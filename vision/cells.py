@@ -25,7 +25,6 @@ blob maps to (Star Cluster Ball: none behind the Play Line).
 from __future__ import annotations
 
 import math
-
 from collections import Counter
 from dataclasses import dataclass
 

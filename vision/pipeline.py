@@ -129,7 +129,7 @@ class VisionPipeline:
         self._monitor: CalibrationMonitor | None = None
         self._snapshot: Snapshot | None = None  # the last settled table the referee accepted: the reader's prior
         self._previous: Frame | None = None  # the frame before this one
-        self._last_sight: dict[int, Frame] = {}  # tracks lost at rest: the frame each was last seen on
+        self._last_sight: dict[int, Frame] = {}  # tracks lost while slow: the frame each was last seen on
         self._gap_t: dict[int, float] = {}  # tracks: the last frame each was not seen on
 
     # ------------------------------------------------------------------ the referee's side
@@ -252,8 +252,8 @@ class VisionPipeline:
                 return
 
     def _note_sightings(self, frame: Frame, tracks: tuple[Track, ...]) -> None:
-        """Keep, for each track lost while at rest after being seen on every frame of a rest window, the frame it
-        was last seen on (`_settled_image`). One lost while moving (a ball lifted away, rolling out of sight) was not
+        """Keep, for each track lost while as slow as a ball at rest after being seen on every frame of a rest
+        window, the frame it was last seen on (`_settled_image`). One lost while moving (a ball lifted away, rolling out of sight) was not
         at rest there; one seen on and off (a flickering detection of a slot's shadow) is no sure ball."""
         present = {tr.id: tr for tr in tracks}
         window = self.config.settle.rest_debounce_s

@@ -229,7 +229,7 @@ class ColourDetector:
         """The colours the first frame shows beyond the table's edge that read as a player's (a brown floor for a
         tan or a salmon ball: starcluster_v4 and _v6 read 20 to 90 such "balls" beyond the edge, and every
         settled reading was dropped as impossible) are the floor's there from then on, give or take a step of 8
-        in each of B, G and R (`_FLOOR_STEP`: lighting drift). Only beyond the edge, where no ball rests in
+        in each of B, G and R (`_FLOOR_SHIFT`: lighting drift). Only beyond the edge, where no ball rests in
         play: on the table the colour model decides as before."""
         self._floor = None
         bx0, by0, bx1, by1 = self.box
