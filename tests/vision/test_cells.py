@@ -146,10 +146,10 @@ def test_a_stacked_pair_and_a_ball_landing_on_it_are_counted_ball_for_ball():
         sorted((b.owner, b.at) for b in stacked.balls if b.at != here)
 
 
-def test_a_ball_followed_into_a_place_and_hidden_behind_another_players_ball_there_is_counted():
-    """A randomised Piratenbillard table (simulation.variants, seed 1: 40 mm balls in 54 mm cells, camera tilted
-    40 degrees): p1's ball rolled into a space where p2's ball came to rest in front of it, and little of p1's ball
-    shows. The tracks say p1's ball rested there, so the reading keeps it; without them nothing shows it."""
+@pytest.fixture(scope="module")
+def variant_one():
+    """piratenbillard_v1 (40 mm balls in 54 mm cells, camera tilted 40 degrees), rendered without shake: the
+    variant, its match, renderer, marker mapper and the colour detector learnt on its first frame."""
     v = variant("piratenbillard", 1)
     match = simulate_variant(v)
     renderer = make_variant_renderer(v, replace(Realism.moderate(), shake_deg=0.0), match.fps)
@@ -157,6 +157,14 @@ def test_a_ball_followed_into_a_place_and_hidden_behind_another_players_ball_the
     mapper = BoardMapper(calibrate_markers(first, v.profile), v.profile)
     detector = make_detector("color", first, mapper, list(v.players),
                              game_vision(v.game).colour_samples(v.profile, v.layout.seats), colours=v.colours)
+    return v, match, renderer, mapper, detector
+
+
+def test_a_ball_followed_into_a_place_and_hidden_behind_another_players_ball_there_is_counted(variant_one):
+    """A randomised Piratenbillard table (simulation.variants, seed 1: 40 mm balls in 54 mm cells, camera tilted
+    40 degrees): p1's ball rolled into a space where p2's ball came to rest in front of it, and little of p1's ball
+    shows. The tracks say p1's ball rested there, so the reading keeps it; without them nothing shows it."""
+    v, match, renderer, mapper, detector = variant_one
     hidden = []
     for settled in settles_with_priors(v, match):
         wanted = collections.Counter((b.owner, b.at) for b in settled.snapshot.balls)
@@ -174,18 +182,12 @@ def test_a_ball_followed_into_a_place_and_hidden_behind_another_players_ball_the
     assert hidden  # at least one such ball is hidden from the pixels alone: the tracks are what counts it
 
 
-def test_a_lost_track_counts_a_hidden_ball_only_if_it_landed_there():
+def test_a_lost_track_counts_a_hidden_ball_only_if_it_landed_there(variant_one):
     """The settled-table reader keeps a ball whose lost track lies in a space shared with another player's ball
     (one seen landing there and hidden behind it). A track born and lost in that space while still moving, a few
     frames long, is no landing: a fleck of a player's colour on a hand lifting a ball made piratenbillard_v6's
     reading show 9 balls of a player's 8, and it was dropped. The same track come from two spaces away counts."""
-    v = variant("piratenbillard", 1)
-    match = simulate_variant(v)
-    renderer = make_variant_renderer(v, replace(Realism.moderate(), shake_deg=0.0), match.fps)
-    first, _ = renderer.render(match.frames[0])
-    mapper = BoardMapper(calibrate_markers(first, v.profile), v.profile)
-    detector = make_detector("color", first, mapper, list(v.players),
-                             game_vision(v.game).colour_samples(v.profile, v.layout.seats), colours=v.colours)
+    v, match, renderer, mapper, detector = variant_one
     settled = next(s for s in settles_with_priors(v, match)
                    if any(b.at.place is Place.CELL and b.at.row not in (0, 9) for b in s.snapshot.balls))
     ball = next(b for b in settled.snapshot.balls if b.at.place is Place.CELL and b.at.row not in (0, 9))

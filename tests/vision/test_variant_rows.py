@@ -89,6 +89,24 @@ def test_a_hand_reaching_in_slowly_is_a_hand(v4):
     assert seen[round(lifted * FPS)]
 
 
+def rendered_start(v, seconds, folder):
+    """The variant's first `seconds` (nobody has played yet), rendered and encoded as the variant samples are, and
+    the frames read back from the video: the variant, that part of its match, the frames."""
+    match = simulate_variant(v)
+    still = replace(match, frames=match.frames[:round(seconds * match.fps)])
+    render_clip(still, v.profile, v.profile_json, make_variant_camera(v, 1280, 720), Realism.moderate(), folder,
+                progress=False, colours=v.ball_bgr, seat_paint=v.seat_paint)
+    video = cv2.VideoCapture(str(folder / "video.mp4"))
+    frames = []
+    while True:
+        ok, image = video.read()
+        if not ok:
+            break
+        frames.append(image)
+    video.release()
+    return v, still, frames
+
+
 def test_the_far_balls_of_a_row_seen_end_on_stay_where_they_lie_from_frame_to_frame(tmp_path):
     """piratenbillard_v6 (34.6 mm balls in 44.7 mm spaces, camera tilted 39.5 degrees): west's full row runs
     away from the camera, its far balls overlapping the next by about a third in the image. Taken out one disc
@@ -97,19 +115,7 @@ def test_the_far_balls_of_a_row_seen_end_on_stay_where_they_lie_from_frame_to_fr
     called), and the table did not settle for a second. Its first 0.8 s, rendered and encoded as the variant
     sample is, read as the pipeline reads it (camera shake taken out): no still ball's position spreads over a
     quarter of a space."""
-    v = variant("piratenbillard", 6)
-    match = simulate_variant(v)
-    still = replace(match, frames=match.frames[:round(0.8 * match.fps)])  # nobody has played yet
-    render_clip(still, v.profile, v.profile_json, make_variant_camera(v, 1280, 720), Realism.moderate(), tmp_path,
-                progress=False, colours=v.ball_bgr, seat_paint=v.seat_paint)
-    video = cv2.VideoCapture(str(tmp_path / "video.mp4"))
-    frames = []
-    while True:
-        ok, image = video.read()
-        if not ok:
-            break
-        frames.append(image)
-    video.release()
+    v, still, frames = rendered_start(variant("piratenbillard", 6), 0.8, tmp_path)
     assert len(frames) == len(still.frames)
     calibration = calibrate_markers(frames[0], v.profile)
     mapper = BoardMapper(calibration, v.profile)
@@ -155,19 +161,7 @@ def test_the_painted_space_under_a_far_ball_is_not_a_second_ball(tmp_path):
     were found, their tracks jumped between ball and paint, and the table never settled in the whole match.
     A ball found within two radii of a known one is that ball: the paint is learnt, and every still frame
     shows each player's 8 balls, each where it stands."""
-    v = variant("piratenbillard", 2)
-    match = simulate_variant(v)
-    still = replace(match, frames=match.frames[:round(0.4 * match.fps)])  # nobody has played yet
-    render_clip(still, v.profile, v.profile_json, make_variant_camera(v, 1280, 720), Realism.moderate(), tmp_path,
-                progress=False, colours=v.ball_bgr, seat_paint=v.seat_paint)
-    video = cv2.VideoCapture(str(tmp_path / "video.mp4"))
-    frames = []
-    while True:
-        ok, image = video.read()
-        if not ok:
-            break
-        frames.append(image)
-    video.release()
+    v, still, frames = rendered_start(variant("piratenbillard", 2), 0.4, tmp_path)
     mapper = BoardMapper(calibrate_markers(frames[0], v.profile), v.profile)
     detector = make_detector("color", frames[0], mapper, list(v.players), game_vision(v.game).colour_samples(
         v.profile, v.layout.seats), colours=v.colours, balls_per_player=8)
