@@ -56,6 +56,7 @@ class SettleConfig:
     creep_speed_mm_s: float = 4.0  # a ball that moved and still drifts this fast (0 = off) is not at rest ...
     creep_window_ms: float = 2000.0  # ... judged on up to this much of its track since it last moved fast
     flight_wait_ms: float = 1000.0  # a hopping ball that vanished in flight holds the settle this long at most ...
+    roll_wait_ms: float = 3000.0  # ... one lost rolling over the field of play this long (up a board and back) ...
     unseen_landing_confidence: float = 0.5  # ... then the table settles this sure (flagged for review)
 
     def __post_init__(self) -> None:
@@ -75,6 +76,10 @@ class SettleConfig:
     @property
     def flight_wait_s(self) -> float:
         return self.flight_wait_ms / 1000.0
+
+    @property
+    def roll_wait_s(self) -> float:
+        return self.roll_wait_ms / 1000.0
 
 
 @dataclass(frozen=True)

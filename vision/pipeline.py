@@ -115,7 +115,8 @@ class VisionPipeline:
         self.record_tracks = record_tracks
         self.detector: Detector | None = None
         self.tracker = Tracker(config.tracking, config.settle)
-        self.settle = SettleWatch(config.settle, profile.table, game.max_hop_mm > 0, profile.ball_diameter_mm)
+        self.settle = SettleWatch(config.settle, profile.table, game.max_hop_mm > 0, profile.ball_diameter_mm,
+                                  profile.playing_field)
         self.shots = ShotSegmenter(game.shot_watch(profile, config.shots, config.settle), config.shots)
         self.times = StageTimes()
         self.players: tuple[str, ...] = ()
@@ -263,8 +264,9 @@ class VisionPipeline:
                     or tr.last_seen_t != previous.t:
                 continue  # not lost on this frame
             since = max(self._gap_t.get(i, -math.inf), tr.born_t if tr.born_t is not None else -math.inf)
-            # on the frame it is lost, a track still has its last velocity
-            if math.hypot(tr.vx, tr.vy) <= self.config.settle.rest_speed_mm_s and tr.last_seen_t - since >= window:
+            # on the frame it is lost, a track still has its last velocity, and its window's medians their speed
+            if (tr.slow or math.hypot(tr.vx, tr.vy) <= self.config.settle.rest_speed_mm_s) \
+                    and tr.last_seen_t - since >= window:
                 self._last_sight[i] = previous
         self._last_sight = {i: seen for i, seen in self._last_sight.items()
                             if i in present and present[i].state is TrackState.LOST}

@@ -170,17 +170,20 @@ class SettleWatch:
     """Turns per-frame tracks (and the hand flag) into one settle per quiet period.
 
     Where balls fly (`flying`: Piratenbillard's hops), a ball whose track vanished while it moved is in the air
-    somewhere, unaccounted for, until its track is seen again, a new track of its colour turns up, it vanished
-    beside a ball that hides it (within two ball diameters), or it was last seen beyond the `table`'s edge heading
-    away (off the board). Nothing settles while one is unaccounted for, for up to `flight_wait_ms`; then the
-    settle goes ahead with it in `unseen_landing`, for a person to review.
+    somewhere; where they roll, one that vanished over the `field` of play (the Star Cluster board, beyond any
+    shooter's reach) while no hand was over it is still rolling there, lost by the detector (a small marble far
+    up the board: starcluster_v1, _v6). Either is unaccounted for until its track is seen again, a new track of
+    its colour turns up, it vanished beside a ball that hides it (within two ball diameters), or it was last seen
+    beyond the `table`'s edge heading away (off the board). Nothing settles while one is unaccounted for, for up to `flight_wait_ms` (a hop) or
+    `roll_wait_ms` (a roll); then the settle goes ahead with it in `unseen_landing`, for a person to review.
     """
 
     def __init__(self, config: SettleConfig, table: Rect | None = None, flying: bool = False,
-                 ball_mm: float = 0.0) -> None:
+                 ball_mm: float = 0.0, field: Rect | None = None) -> None:
         self.config = config
         self.table = table
         self.flying = flying
+        self.field = field
         self.ball_mm = ball_mm
         self._armed = True  # the table has not been reported settled since the last motion
         self._start: float | None = None
@@ -195,7 +198,7 @@ class SettleWatch:
         if self._start is None:
             self._start = t
         visible = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
-        in_air = self._in_air(t, tracks) if self.flying else False
+        in_air = self._in_air(t, tracks, hand) if self.flying or self.field is not None else False
         lost_moving = any(tr.state is TrackState.LOST and not tr.at_rest
                           and math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s for tr in tracks)
         if any(tr.state is not TrackState.TENTATIVE and math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s
@@ -218,8 +221,9 @@ class SettleWatch:
         self._hidden_by.clear()
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by)
 
-    def _in_air(self, t: float, tracks: tuple[Track, ...]) -> bool:
-        """Is a ball that vanished in flight still unaccounted for, and not yet waited for `flight_wait_ms`?"""
+    def _in_air(self, t: float, tracks: tuple[Track, ...], hand: bool) -> bool:
+        """Is a ball that vanished in flight (or rolling over the field) still unaccounted for, and not yet waited
+        for? (`hand`: one is over the table, and may have lifted a rolling ball away.)"""
         now = {tr.id: tr for tr in tracks}
         for track_id, last in self._moving.items():
             seen = now.get(track_id)
@@ -237,8 +241,10 @@ class SettleWatch:
             if track_id in now and now[track_id].state is TrackState.CONFIRMED or self._found(last, tracks):
                 del self._hidden_by[track_id]
         self._moving = {tr.id: tr for tr in tracks if tr.state is TrackState.CONFIRMED and not tr.at_rest
-                        and math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s}
-        return any(t - since < self.config.flight_wait_s for since, _ in self._vanished.values())
+                        and math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s
+                        and (self.flying or not hand and self.field is not None and self.field.contains((tr.x, tr.y)))}
+        wait = self.config.flight_wait_s if self.flying else self.config.roll_wait_s
+        return any(t - since < wait for since, _ in self._vanished.values())
 
     @staticmethod
     def _found(last: Track, tracks: tuple[Track, ...]) -> bool:

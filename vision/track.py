@@ -62,6 +62,7 @@ class _Filter:
     fast_t: float = float("-inf")  # when the filtered speed was last over motion_speed_mm_s
     settling: bool = False  # moved fast since the creep test last passed on a full window
     at_rest: bool = False
+    slow: bool = False  # the window's medians were under the rest speed at the latest detection
     location: Location | None = None
     confidence: float = 1.0
     born_at: tuple[float, float] = (0.0, 0.0)
@@ -186,7 +187,8 @@ class Tracker:
             track.history.popleft()
         # at rest: slow for the whole debounce time since it was last fast (the window's medians can straddle
         # a bounce), still over the window, and not drifting one way
-        track.at_rest = (t - track.fast_t >= self.settle.rest_debounce_s - TIME_EPS_S and self._window_at_rest(track, t)
+        track.slow = self._window_at_rest(track, t)
+        track.at_rest = (t - track.fast_t >= self.settle.rest_debounce_s - TIME_EPS_S and track.slow
                          and not self._creeping(track))
 
     def _creeping(self, track: _Filter) -> bool:
@@ -266,7 +268,7 @@ class Tracker:
         x, y, vx, vy = track.x.tolist()
         return Track(track.id, track.colour, x, y, vx, vy, track.state, track.at_rest, track.last_seen_t, track.hits,
                      location=track.location, confidence=track.confidence, born_at=track.born_at,
-                     born_t=track.born_t)
+                     born_t=track.born_t, slow=track.slow)
 
 
 @lru_cache(maxsize=64)

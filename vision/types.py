@@ -62,6 +62,8 @@ class Track:
     confidence: float = 1.0  # the detector's score of its latest detection
     born_at: tuple[float, float] | None = None  # board mm of its first detection (before it was confirmed)
     born_t: float | None = None  # time of its first detection
+    slow: bool = False  # its latest window of detections moved slower than the rest speed (`at_rest` also
+    #                     needs the debounce time since it was last fast, and no creep one way)
 
 
 class Detector(Protocol):

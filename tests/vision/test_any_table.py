@@ -23,11 +23,12 @@ from simulation.render import Renderer
 from simulation.simulate import simulate_to
 from simulation.trajectory import BallPose, SimFrame
 from simulation.variants import make_variant_renderer, simulate_variant, variant
-from vision.cells import read_snapshot
+from vision.cells import on_play_line_stripe, read_snapshot
 from vision.config import PipelineConfig
 from vision.detect import make_detector
 from vision.games import game_vision
 from vision.mapping import BoardMapper
+from vision.video_io import VideoWriter, read_frames
 from vision.pipeline import VisionPipeline
 from vision.video_io import Frame
 
@@ -232,4 +233,36 @@ def test_a_floor_the_colour_of_a_players_balls_beyond_the_tables_edge_is_no_ball
         found = mapper.map(detector.detect(image, colours=list(v.players)))
         assert len(found) == len(balls), [(b.detection.colour, round(b.x), round(b.y)) for b in found]
         for ball in balls:
+            assert min(np.hypot(b.x - ball.x, b.y - ball.y) for b in found if b.detection.colour == ball.owner) < r
+
+
+def test_dark_slots_that_read_as_a_balls_shaded_side_on_the_empty_first_frame_are_the_tables(tmp_path):
+    """starcluster_v6: its slots' dark warm-grey floors, through the video's H.264 (crf 28), read as the salmon
+    (#de8155) ball's shaded side, and every slot stood as a ball (precision 28 %, p1 scored 11 where the truth
+    has 4). What the empty first frame shows in a player's colour is the table's, give or take a lighting drift;
+    the balls' own lit colours are kept, so a ball of either player in a slot is still found, and nothing else
+    is. (The balls are put in the nearest position's first slots: in the farther ones, 4-5 px balls in the dark,
+    a clip this short is encoded too coarsely to find them, before this change or after. Blobs on the Play
+    Line's stripe are the pipeline's to drop, `on_play_line_stripe`.)"""
+    v = variant("starcluster", 6)
+    match = simulate_variant(v)
+    realism = Realism.moderate()
+    renderer = make_variant_renderer(v, realism, match.fps)
+    empty = next(f for f in match.frames if not any(b.on_table for b in f.balls) and f.hand is None)
+    r = v.profile.ball_diameter_mm / 2
+    balls = tuple(BallPose(i, v.players[i % 2], (rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2, r)
+                  for i, rect in enumerate(v.profile.positions[0].slot_rect(k) for k in (0, 2)))
+    shown = ((),) * 3 + (balls,) * 3
+    with VideoWriter(tmp_path / "clip.mp4", renderer.camera.width, renderer.camera.height, match.fps,
+                     crf=realism.crf) as writer:
+        for k, on_table in enumerate(shown):
+            writer.write(renderer.render(SimFrame(empty.index + k, empty.t + k / match.fps, on_table))[0])
+    frames = [frame.image for frame in read_frames(tmp_path / "clip.mp4")]
+    mapper = BoardMapper(calibrate_markers(frames[0], v.profile), v.profile)
+    detector = make_detector("color", frames[0], mapper, list(v.players), {}, colours=v.colours)
+    for image, on_table in zip(frames[1:], shown[1:]):
+        found = [b for b in mapper.map(detector.detect(image, colours=list(v.players)))
+                 if not on_play_line_stripe(mapper, b)]
+        assert len(found) == len(on_table), [(b.detection.colour, round(b.x), round(b.y)) for b in found]
+        for ball in on_table:
             assert min(np.hypot(b.x - ball.x, b.y - ball.y) for b in found if b.detection.colour == ball.owner) < r

@@ -634,3 +634,30 @@ def test_a_high_hop_at_the_far_edge_is_followed_through_the_air_and_nothing_sett
     takeoff, landing = 30 / fps, (30 + flight) / fps
     assert settles and not [t for t in settles if takeoff <= t < landing], settles
     assert [t for t in settles if t >= landing], settles  # it settles once the ball is down
+
+
+def test_a_track_lost_slow_on_its_window_keeps_the_frame_it_was_last_seen_on():
+    """starcluster_v2: a gutter ball crept to a stop as the umpire's fingers came over it, and was lost with its
+    filter still jittering at 14 mm/s, over the rest speed. Its window of sightings was slow (`Track.slow`), so
+    the frame it was last seen on is kept for the settle's reading (`_settled_image`); one lost as fast whose
+    sightings still moved is not (a ball lifted away)."""
+    from calibration.profile import load_profile
+    from vision.config import PipelineConfig
+    from vision.games import game_vision
+    from vision.pipeline import VisionPipeline
+    from vision.types import Track, TrackState
+    from vision.video_io import Frame
+
+    def unused(*_):
+        raise AssertionError("no detector is needed to note sightings")
+
+    for slow, kept in ((True, True), (False, False)):
+        pipeline = VisionPipeline(game_vision("starcluster"), load_profile("starcluster"), PipelineConfig(), unused)
+        frames = [Frame(i, i / 30, np.full((4, 4, 3), i, np.uint8)) for i in range(32)]
+        for frame in frames[:31]:
+            seen = Track(1, "red", 98, 220, -2.0, 14.0, TrackState.CONFIRMED, False, frame.t, frame.index + 1,
+                         born_t=0.0, slow=slow)
+            pipeline._note_sightings(frame, (seen,))
+        lost = replace(seen, state=TrackState.LOST)
+        pipeline._note_sightings(frames[31], (lost,))
+        assert (pipeline._last_sight.get(1) is frames[30]) is kept, slow

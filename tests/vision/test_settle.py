@@ -233,3 +233,37 @@ def test_a_ball_lost_over_a_place_where_another_ball_lies_is_not_reported_hidden
         watch.update(0.1, (replace(own, state=TrackState.LOST), nearer, lost), False)  # both hidden as it lands
         settle = watch.update(0.6, (own, nearer, lost), False)
         assert settle is not None and [(gone.id, hider.id) for gone, hider in settle.hidden_by] == hidden, where
+
+
+def watch_rolls(wait_ms=3000.0):
+    """Star Cluster Ball's watch: balls roll; the field of play is the board beyond the play area (y >= 400)."""
+    return SettleWatch(SettleConfig(rest_debounce_ms=400, roll_wait_ms=wait_ms), Rect(0, 0, 700, 1400), False,
+                       30.0, field=Rect(0, 400, 700, 1400))
+
+
+def test_a_ball_lost_rolling_up_the_board_holds_the_settle_until_it_is_found_or_waited_for():
+    """starcluster_v1 and _v6: a small dark marble rolling far up the board was lost by the detector for 1.5 s,
+    its track coasted out, and the table "settled" empty while it rolled."""
+    watch = watch_rolls()
+    assert watch.update(0.0, (track(), flying(x=300, y=800, vy=900)), False) is None
+    assert watch.update(0.5, (track(),), False) is None  # lost rolling up the board: somewhere up there still
+    assert watch.update(3.45, (track(),), False) is None
+    settle = watch.update(3.55, (track(),), False)  # waited `roll_wait_ms` in vain: it goes ahead, for review
+    assert settle is not None and [tr.id for tr in settle.unseen_landing] == [2]
+    found = watch_rolls()  # found again as a new track of its colour, at rest: accounted for
+    found.update(0.0, (track(), flying(x=300, y=800, vy=900)), False)
+    found.update(0.5, (track(),), False)
+    settle = found.update(2.0, (track(), replace_at_rest(flying(track_id=7, x=320, y=1100, born=1.5, seen=2.0))),
+                          False)
+    assert settle is not None and settle.unseen_landing == ()
+
+
+def test_a_ball_lost_under_a_hand_or_in_the_play_area_is_not_waited_for():
+    """Where a hand is over the table it may have lifted the ball (the umpire clearing the board); in the play
+    area the shooter's hand takes balls up: neither is a ball rolling out of sight."""
+    for hand, y in ((True, 800), (False, 200)):
+        watch = watch_rolls()
+        watch.update(0.0, (track(), flying(x=300, y=y, vy=900)), hand)
+        settle = watch.update(0.5, (track(),), False)
+        assert settle is not None and settle.unseen_landing == (), (hand, y)
+

@@ -85,3 +85,23 @@ def test_tracks_filtered_together_are_bit_for_bit_tracks_filtered_alone():
 
 def bits(track):
     return (track.colour, *(v.hex() for v in (track.x, track.y, track.vx, track.vy)), track.at_rest, track.state)
+
+
+def test_a_ball_that_stopped_is_slow_on_its_window_before_it_is_at_rest():
+    """`Track.slow`: the medians of the window's two halves moved under the rest speed. A ball rolled in at
+    600 mm/s and stopped, its centre jittering by 1.5 mm, is slow once the window has left the roll, while its
+    filter still jitters over the rest speed and before `at_rest` (which also wants no creep one way); a ball
+    rolling on at 30 mm/s never is."""
+    rng = np.random.default_rng(3)
+    tracker = Tracker(TrackingConfig(), SettleConfig())
+    seen = []
+    for i in range(60):
+        x = 100 + 20 * min(i, 20) + rng.uniform(-1.5, 1.5)
+        for track in tracker.update(i / 30, [ball(x, 200 + rng.uniform(-1.5, 1.5))]).tracks:
+            seen.append((i, track.slow, track.at_rest, float(np.hypot(track.vx, track.vy))))
+    slow_first = next(i for i, slow, _, _ in seen if slow)
+    assert 20 < slow_first < min(i for i, _, rest, _ in seen if rest)
+    assert any(slow and not rest and speed > SettleConfig().rest_speed_mm_s for _, slow, rest, speed in seen)
+    tracker = Tracker(TrackingConfig(), SettleConfig())
+    for i in range(60):
+        assert not any(track.slow for track in tracker.update(i / 30, [ball(100 + i, 200)]).tracks)  # 30 mm/s

@@ -52,6 +52,8 @@ UNKNOWN = 255  # label of "coloured, but no player's colour"
 BACKGROUND = 0
 MARKER_MARGIN = 1.5  # a printed marker with its white margin, in marker sizes: left out when looking for balls
 LIT = 20  # percent of a ball's more saturated pixels, the brightest, that show it fully lit (`ball_colour`)
+LOOKALIKE_SHADE = 0.5  # of a player's lit lightness: a colour darker, shown by the empty table, is the table's ...
+LOOKALIKE_REACH = (2, 1, 1)  # ... and so are its neighbours this many lookup bins away in L, a*, b* (lighting drift)
 SHADE_DISC = 0.8  # of a ball's radius: the disc its shading is measured in (inside its rim, which blends into the table)
 
 # Nominal ball colours, sRGB as BGR 0..255, by player id: for a player named by colour whose colour is not given.
@@ -299,7 +301,53 @@ def learn_model(image: np.ndarray, players: Sequence[str], known_px: Mapping[str
             copies = int(np.ceil(config.ring_weight / (1 - config.ring_weight) * len(background) / len(ring)))
             background = np.vstack([background, np.tile(ring, (copies, 1))])
     model = build_model(samples, background, config, colours=colours)
+    # The table away from the known balls shows no ball on the first frame: what of it still reads as the shade
+    # of a player's given colour is the table's (a dark slot's floor for a salmon ball's shaded side:
+    # starcluster_v6 read every slot as a ball), give or take a lighting drift (`LOOKALIKE_REACH`). The balls' lit
+    # colours keep their labels (a ball held over the first frame, a ball resting in a slot).
+    away = disc_mask((h, w), np.array([b[:2] for b in everything]), np.array([b[2] for b in everything]),
+                     RING_SCALE) if everything else np.zeros((h, w), np.uint8)
+    core = _lit_bins(model, [_lit_lightness(samples[p], p, colours) for p in players])
+    lookalikes = _lookalike_bins(model, lab[(table_mask > 0) & (away == 0)]) & ~core
+    if lookalikes.any():
+        model = replace(model, labels=np.where(lookalikes, BACKGROUND, model.labels).astype(np.uint8))
     return _with_fill(model, lab, known_px)
+
+
+def _lit_lightness(samples: np.ndarray | None, player: str, colours: Mapping[str, BallColour] | None) -> float:
+    """A player's balls' lightness where fully lit (8-bit L), for the look-alike test: their given (or nominal)
+    colour's; 0 for a player learnt from their balls' own pixels on this table (every bin of theirs is a ball's:
+    only a given colour's shades are guessed, `nominal_samples`, and reach into dark colours the table shows)."""
+    if samples is not None and len(samples):
+        return 0.0
+    return colour_lab(player, colours)[0] * 255 / 100
+
+
+def _lit_bins(model: ColourModel, lit: Sequence[float]) -> np.ndarray:
+    """(64**3,) bool: the bins `model` gives a player that are at least `LOOKALIKE_SHADE` of that player's lit
+    lightness `lit` (by label - 1)."""
+    limit = np.array([0.0, *lit, *([0.0] * (UNKNOWN - len(lit)))], np.float32)[model.labels] * LOOKALIKE_SHADE
+    return (model.labels != BACKGROUND) & (model.labels != UNKNOWN) & (_lut_features()[0] >= limit)
+
+
+def _lookalike_bins(model: ColourModel, table: np.ndarray) -> np.ndarray:
+    """(64**3,) bool: the bins of the 8-bit Lab pixels `table` (N, 3) that `model` reads as a player's, and their
+    neighbours within `LOOKALIKE_REACH` bins (lightness, a*, b*)."""
+    index = _index(table[:, 0], table[:, 1], table[:, 2])
+    labels = model.labels[index]
+    seen = np.zeros(64 ** 3, bool)
+    seen[index[(labels != BACKGROUND) & (labels != UNKNOWN) & (table[:, 0] >= model.config.min_lightness)]] = True
+    near = seen.reshape(64, 64, 64)
+    for axis, reach in enumerate(LOOKALIKE_REACH):
+        grown = near.copy()
+        for step in range(1, reach + 1):
+            ahead = [slice(None)] * 3
+            behind = [slice(None)] * 3
+            ahead[axis], behind[axis] = slice(step, None), slice(None, -step)
+            grown[tuple(ahead)] |= near[tuple(behind)]
+            grown[tuple(behind)] |= near[tuple(ahead)]
+        near = grown
+    return near.reshape(-1) & (model.labels != BACKGROUND) & (model.labels != UNKNOWN)
 
 
 def _consistent(discs: list[np.ndarray]) -> np.ndarray | None:
