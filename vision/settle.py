@@ -174,8 +174,9 @@ class SettleWatch:
     shooter's reach) while no hand was over it is still rolling there, lost by the detector (a small marble far
     up the board: starcluster_v1, _v6). Either is unaccounted for until its track is seen again, a new track of
     its colour turns up, it vanished beside a ball that hides it (within two ball diameters), or it was last seen
-    beyond the `table`'s edge heading away (off the board). Nothing settles while one is unaccounted for, for up to `flight_wait_ms` (a hop) or
-    `roll_wait_ms` (a roll); then the settle goes ahead with it in `unseen_landing`, for a person to review.
+    beyond the `table`'s edge heading away (off the board). Nothing settles while one is unaccounted for, for up
+    to `flight_wait_ms` (a hop) or `roll_wait_ms` (a roll); then the settle goes ahead with it in
+    `unseen_landing`, for a person to review.
     """
 
     def __init__(self, config: SettleConfig, table: Rect | None = None, flying: bool = False,
@@ -240,17 +241,23 @@ class SettleWatch:
         for track_id, (last, _) in list(self._hidden_by.items()):  # seen again after all: not hidden
             if track_id in now and now[track_id].state is TrackState.CONFIRMED or self._found(last, tracks):
                 del self._hidden_by[track_id]
-        self._moving = {tr.id: tr for tr in tracks if tr.state is TrackState.CONFIRMED and not tr.at_rest
-                        and math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s
-                        and (self.flying or not hand and self.field is not None and self.field.contains((tr.x, tr.y)))}
+        # hops: any ball moving; rolls: one rolling for real (over the motion speed, not a resting ball's jitter)
+        # over the field with no hand over the table
+        self._moving = {tr.id: tr for tr in tracks if tr.state is TrackState.CONFIRMED and not tr.at_rest and (
+            math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s if self.flying else
+            math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s and not hand and self.field is not None
+            and self.field.contains((tr.x, tr.y)))}
         wait = self.config.flight_wait_s if self.flying else self.config.roll_wait_s
         return any(t - since < wait for since, _ in self._vanished.values())
 
-    @staticmethod
-    def _found(last: Track, tracks: tuple[Track, ...]) -> bool:
-        """Seen again as a new track of its colour."""
-        return any(tr.state is TrackState.CONFIRMED and tr.colour == last.colour and tr.born_t is not None
-                   and tr.born_t >= last.last_seen_t for tr in tracks)
+    def _found(self, last: Track, tracks: tuple[Track, ...]) -> bool:
+        """Seen again as a new track of its colour: one born since it was last seen, or one born beside where it
+        was last seen while it was still followed (the tracker split one ball in two: starcluster/full_game's
+        first shot held its settle for the roll wait)."""
+        return any(tr.state is TrackState.CONFIRMED and tr.colour == last.colour and tr.id != last.id
+                   and tr.born_t is not None and (tr.born_t >= last.last_seen_t or (
+                       last.born_t is not None and tr.born_t >= last.born_t and tr.born_at is not None
+                       and math.dist(tr.born_at, (last.x, last.y)) <= 2 * self.ball_mm)) for tr in tracks)
 
     @staticmethod
     def _beside(lost: Track, tracks: tuple[Track, ...]) -> bool:

@@ -130,6 +130,7 @@ class _Round:
     out: Counter = field(default_factory=Counter)
     gutter_seen: Counter = field(default_factory=Counter)  # out balls still visible in gutter/off table
     pending_slots: dict[Slot, str] = field(default_factory=dict)  # removed balls not yet lifted
+    vanished: dict[Slot, str] = field(default_factory=dict)  # slots read empty of a live ball with no lift seen
     pending_grouped: Counter = field(default_factory=Counter)
     banked: str | None = None
     final_sequence: str | None = None
@@ -738,6 +739,7 @@ class StarClusterEngine:
         landed, left = self._diff(old_board, obs.board)
         hands = {p: self._hand(p) for p in self._players}
         new_out = self._apply(obs)
+        self._note_vanished(left)
         self._mark_dead(event.t, set().union(*landed.values()))
         out: list[Decision] = []
         if self._movement is not None:
@@ -806,6 +808,15 @@ class StarClusterEngine:
         new_out = self._apply(obs)
         missed = [w for p in self._players if (w := self._removed_knocked_on(
             t, cause, p, p == shooter, removed_in_slots, old_grouped, landed[p], left[p], new_out))]
+        for p in self._players:
+            hidden = self._hidden_not_gone(p, p == shooter, old_grouped, landed[p], left[p], new_out)
+            if hidden:
+                live_before[p] |= hidden  # it never left: no points for its return, none lost for it
+                missed.append(self._warn(t, f"{p} ball(s) at {_slot_names(hidden)} on the table again: "
+                                         f"more {p} balls arrived than there were in play to come from, so they "
+                                         "were hidden, not gone; back on the board, no points, no knock-in foul; "
+                                         "check the table", cause, "SCB-11.3", player=p))
+        self._note_vanished(left)
         decisions: list[Decision] = []  # FOUL / BALL_* / PHASE lines, after the SHOT and SCORE lines
         scores: list[Decision] = []
         void = shot.void or (shot.fouls[0] if shot.fouls else None)
@@ -879,6 +890,30 @@ class StarClusterEngine:
         if missed:  # the shot is read with a missed event, or could not be: every call of it is for review
             return missed + [replace(d, flagged=True) for d in out]
         return out
+
+    def _hidden_not_gone(self, player: str, shooter: bool, old_grouped: Counter, landed: set[Slot], left: set[Slot],
+                         new_out: Counter) -> set[Slot]:
+        """SCB-11.3: `player`'s balls arrived in slots they were read gone from, with no lift seen, more than there
+        were balls in play to come from (the dark glass marble of starcluster_v3, lost in its dark slot for one
+        reading, then back: read as knocked in by the opponent, a foul and +2). They were hidden, not gone, the
+        reading needing the fewest missed events: taken out of `landed` (they stay on the board). Returns them."""
+        rnd = self._round
+        arrivals = len(landed) + max(0, rnd.grouped[player] - old_grouped[player]) + new_out[player]
+        supply = len(left) + max(0, old_grouped[player] - rnd.grouped[player]) + int(shooter)
+        back = sorted(slot for slot in landed if rnd.vanished.get(slot) == player)[:max(0, arrivals - supply)]
+        for slot in back:
+            landed.discard(slot)
+            del rnd.vanished[slot]
+        return set(back)
+
+    def _note_vanished(self, left: dict[str, set[Slot]]) -> None:
+        """Remember the slots a live ball was read leaving (a removed ball is off the engine's board already), and
+        forget those a ball now fills."""
+        rnd = self._round
+        for slot in [s for s in rnd.vanished if s in rnd.board]:
+            del rnd.vanished[slot]
+        for player, slots in left.items():
+            rnd.vanished.update(dict.fromkeys(slots, player))
 
     def _removed_knocked_on(self, t: float, cause: str, player: str, shooter: bool,
                             removed_in_slots: dict[Slot, str], old_grouped: Counter,
@@ -1137,3 +1172,7 @@ def _sides(event: GameStart) -> list[str]:
         return ["right", "left"]
     known = given[0] or given[1]
     return [s or ("left" if known == "right" else "right") for s in given]
+
+
+def _slot_names(slots: set[Slot]) -> str:
+    return ", ".join(f"P{position}/slot {number}" for position, number in sorted(slots))

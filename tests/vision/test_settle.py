@@ -267,3 +267,22 @@ def test_a_ball_lost_under_a_hand_or_in_the_play_area_is_not_waited_for():
         settle = watch.update(0.5, (track(),), False)
         assert settle is not None and settle.unseen_landing == (), (hand, y)
 
+
+
+def test_a_ball_lost_barely_moving_is_no_roll_and_a_split_track_finds_its_ball():
+    """A ball lost while moving no faster than jitter (13 mm/s, out_of_balls_final_sequence) is no ball rolling
+    out of sight: the settle does not wait for it. And a ball the tracker split in two (starcluster/full_game's
+    first shot: a second track born beside it a frame before the first was lost) is found again by that track:
+    the settle does not wait out `roll_wait_ms` for it."""
+    watch = watch_rolls()
+    watch.update(0.0, (track(), flying(x=300, y=800, vx=13, vy=0)), False)
+    settle = watch.update(0.5, (track(),), False)
+    assert settle is not None and settle.unseen_landing == ()
+    watch = watch_rolls()
+    twin = Track(3, "blue", 305, 812, 0, 900, TrackState.CONFIRMED, False, 0.07, 3, born_t=0.03, born_at=(305, 810))
+    watch.update(0.0, (track(), flying(x=300, y=800, vy=900, born=0.0)), False)
+    watch.update(0.07, (track(), flying(x=300, y=806, vy=900, seen=0.07, born=0.0), twin), False)
+    watch.update(0.1, (track(), flying(x=300, y=809, vy=900, state=TrackState.LOST, seen=0.07, born=0.0), twin),
+                 False)
+    settle = watch.update(0.6, (track(), replace_at_rest(twin)), False)
+    assert settle is not None and settle.unseen_landing == ()

@@ -80,14 +80,16 @@ class StarClusterShots:
         """A resting ball can be knocked away while the shooter's hand hides it (a ball lying just past the
         Play Line, struck by the next ball released right behind it: neither is seen crossing the line, and the
         struck one is first seen again far up the board). A lost resting track plus a track of its colour first
-        seen since, more than `moved_mm` from where it lay, is that ball moved, not lifted: a shot by the player
-        to play (the engine knows who) when none is open."""
+        seen since, beyond the line (where a struck ball goes) and more than `moved_mm` from where it lay, is that
+        ball moved, not lifted: a shot by the player to play (the engine knows who) when none is open. (One first
+        seen behind the line is a hand's: starcluster_v4's tan ball read on the umpire's fingers lifting a gutter
+        ball, and the lift started a shot that settled on the next player's hand.)"""
         events: list[Event] = []
         for tr in tracks:
             if tr.state is not TrackState.LOST or not tr.at_rest or tr.id in play.struck:
                 continue
             if any(o.colour == tr.colour and o.state is TrackState.CONFIRMED and o.born_t is not None
-                   and o.born_at is not None and o.born_t > tr.last_seen_t
+                   and o.born_at is not None and o.born_t > tr.last_seen_t and o.born_at[1] > self.line_y
                    and math.hypot(o.born_at[0] - tr.x, o.born_at[1] - tr.y) > self.config.moved_mm
                    for o in tracks):
                 play.struck.add(tr.id)

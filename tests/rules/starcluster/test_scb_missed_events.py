@@ -78,3 +78,28 @@ def test_scb_11_3_two_equally_good_readings_are_flagged_not_guessed():
     assert kinds(last_shot, K.FOUL)[0].rule == "SCB-5.7" and engine.state().to_play == "red"
     assert engine.state().board == {(1, 1): "red", (2, 1): "red", (3, 0): "blue"}
     assert not engine.state().unlifted_slots
+
+
+def test_scb_11_3_a_ball_read_gone_from_its_slot_and_back_with_nothing_to_come_from_was_hidden():
+    """starcluster_v3: red's dark marble in P2/3 was lost in its dark slot for one reading (red's own failed
+    shot), so the engine took it knocked out, back in hand; on blue's next shot it showed again, read as knocked
+    in by blue: red +2 again and a foul on blue. red had no ball on the table for it to come from: it was hidden,
+    not gone. It stays on the board, scores nothing new, blue's shot is no foul, and the call is flagged."""
+    log = Log().shot("red@2.3").shot("red@play").shot("red@2.3", "blue@grouped")
+    engine, out = run(log.round_end().events, close=False)
+    (warning,) = reading_warnings(out)
+    assert warning.flagged and warning.player == "red" and "P2/slot 3" in warning.summary
+    assert "hidden, not gone" in warning.summary
+    assert not [d for d in kinds(out, K.FOUL) if d.rule == "SCB-5.7"]
+    first = kinds(out, K.SCORE)[0]
+    assert first.player == "red" and points(out, "red") == first.points + 9  # one landing, then 9 in hand
+    assert engine.standings().games[0].rounds[0].scores == {"red": 2 + 9, "blue": 9}
+
+
+def test_scb_11_3_a_ball_back_in_its_slot_with_a_ball_in_play_to_come_from_is_knocked_in():
+    """The same return, but red had a grouped ball on the board that blue's shot could knock into P2/3: the
+    table needs no missed event, so it is a knock-in as read (red's points, blue's foul), no warning."""
+    log = Log().shot("red@2.3").shot("red@grouped").shot("red@2.3", "blue@grouped")
+    _, out = run(log.events, close=False)
+    assert not reading_warnings(out)
+    assert [d.rule for d in kinds(out, K.FOUL)] == ["SCB-5.7"]
