@@ -125,16 +125,29 @@ def _confidence(ratio: float, bound: float, cfg: CellReadConfig) -> float:
     return 0.5 + 0.5 * min(1.0, abs(ratio - bound) / cfg.margin)
 
 
+@dataclass(frozen=True)
+class BareTable:
+    """The table as the first frame shows it, before play (BGR, full frame), and the places it shows no ball in:
+    what a place's pixels are when it is empty (`read_snapshot`'s presence test)."""
+
+    image: np.ndarray
+    places: frozenset[Location]
+
+
 def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
                   config: CellReadConfig = CellReadConfig(), previous: Snapshot | None = None,
-                  tracked: tuple[tuple[str, Location], ...] = ()) -> Snapshot:
+                  tracked: tuple[tuple[str, Location], ...] = (), bare: BareTable | None = None) -> Snapshot:
     """Every ball on the settled table: each detected ball in exactly one place, plus what the pixels add.
 
     `previous` (the last settled snapshot) is the prior: the tie-breaker for a ball between two places, and a
     ball that lay in a place and still shows a sliver of its colour there is still there, only partly hidden (a
     ball landing on it in a capture), not gone. `tracked` (colour, place), one per settled or lost track lying
     in a place, is the same kind of prior: a ball seen rolling into a place and stopping there, partly hidden
-    behind a ball in front of it, is there.
+    behind a ball in front of it, is there. `bare` (the table before play) adds a presence test: a ball that lay in
+    a place the bare table shows empty, no longer found there nor any ball near it, is still there, unrecognised,
+    while the ball's disc differs from the bare table by `present_delta` beyond its ring (starcluster_v3's dark
+    glass marble: between the video's keyframes its chroma fell to C* 12 in its dark slot and no colour model
+    could find it; the disc still differed from the empty slot by 74-84, empty slots by -14 to +6).
     """
     profile = mapper.profile
     many = profile.stacking
@@ -169,6 +182,8 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
         return median([ratio for at, ratio in ones[player] if at != here] or [1.0])
 
     arrived = Counter(tracked)
+    anything = {at for at, rect in profile.places for b in seen if rect.contains((b.x, b.y), reach)}
+    rects = dict(profile.places)
     for reading in readings:
         at = reading.at
         counts = {player: placed[(player, at)] for player in reading.ratios}
@@ -190,6 +205,10 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
                 # a ball followed into this place until it rested, now hidden behind another player's ball in the
                 # same place (seen from the side, a few per cent of it shows): the tracks say it is there
                 extra += [BallSighting(player, at, config.kept_confidence)] * arrived[(player, at)]
+            elif n == 0 and before[(player, at)] and bare is not None and at in bare.places and at not in anything \
+                    and _changed(image, bare.image, mapper, rects[at]) >= config.present_delta:
+                # a ball that lay here, not recognised now, in a place that still does not look empty
+                extra += [BallSighting(player, at, config.kept_confidence)] * before[(player, at)]
             n += len(extra)
             # balls that lay here at the last settle and have not left (the pipeline takes a struck or lifted
             # ball out of `previous`) are still here when another player's ball has landed in the place since:
@@ -199,6 +218,28 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
                 extra += [BallSighting(player, at, config.kept_confidence)] * (before[(player, at)] - n)
             balls += extra
     return Snapshot(tuple(balls))
+
+
+def _changed(image: np.ndarray, bare: np.ndarray, mapper: BoardMapper, rect: Rect) -> float:
+    """How far a ball's disc at the place's centre is from the bare table: the mean over it of |ΔL| + |Δa| + |Δb|
+    (8-bit Lab), less the same over the ring 1.5-2.5 radii round it (lighting drift, a pixel of shake)."""
+    centre = np.array([[(rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2]])
+    (u, v), = mapper.ball_centre_px(centre)
+    r = float(mapper.ball_radius_px(centre)[0])
+    h, w = image.shape[:2]
+    x0, x1 = max(0, int(u - 2.5 * r)), min(w, int(u + 2.5 * r) + 1)
+    y0, y1 = max(0, int(v - 2.5 * r)), min(h, int(v + 2.5 * r) + 1)
+    if x1 <= x0 or y1 <= y0:
+        return 0.0
+    now = cv2.cvtColor(image[y0:y1, x0:x1], cv2.COLOR_BGR2LAB).astype(np.float32)
+    then = cv2.cvtColor(bare[y0:y1, x0:x1], cv2.COLOR_BGR2LAB).astype(np.float32)
+    differs = np.abs(now - then).sum(axis=2)
+    ys, xs = np.mgrid[y0:y1, x0:x1]
+    distance = np.hypot(xs - u, ys - v)
+    disc, ring = distance <= r, (distance >= 1.5 * r) & (distance <= 2.5 * r)
+    if not disc.any() or not ring.any():
+        return 0.0
+    return float(differs[disc].mean() - differs[ring].mean())
 
 
 def on_play_line_stripe(mapper: BoardMapper, ball: BoardBall) -> bool:
@@ -222,7 +263,8 @@ def snapshot_from_tracks(settle: Settle) -> Snapshot:
 
 
 def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
-                 previous: Snapshot | None, config: CellReadConfig = CellReadConfig()) -> Snapshot:
+                 previous: Snapshot | None, config: CellReadConfig = CellReadConfig(),
+                 bare: BareTable | None = None) -> Snapshot:
     """The pipeline's table reader: places read from the settled frame when the detector has a colour model to
     read their pixels with; otherwise (a detector without one) the settled tracks."""
     if isinstance(detector, ColourDetector):
@@ -237,5 +279,5 @@ def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detecto
         # a ball that vanished in flight beside a resting ball landed where that ball lies, hidden by it
         tracked += tuple((gone.colour, hider.location) for gone, hider in settle.hidden_by
                          if hider.location is not None and hider.location.place in PLACES)
-        return read_snapshot(image, mapper, detector, config, previous=previous, tracked=tracked)
+        return read_snapshot(image, mapper, detector, config, previous=previous, tracked=tracked, bare=bare)
     return snapshot_from_tracks(settle)

@@ -206,6 +206,8 @@ class CellReadConfig:
     margin: float = 0.25  # ratio distance from a boundary that earns full confidence
     kept: float = 0.12  # a place that held a player's ball at the last settle keeps it down to this ratio
     kept_confidence: float = 0.7  # ... (partly hidden behind a ball that landed on it), this sure
+    present_delta: float = 40.0  # a ball that lay in a place, no longer found, whose disc still differs from the bare
+    #                              table by this much (mean absolute ΔLab, beyond its ring's) is still there
 
     def __post_init__(self) -> None:
         _check_numbers(self, "cells")

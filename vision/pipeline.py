@@ -35,7 +35,7 @@ from calibration.monitor import TableMovement as MonitorMovement
 from calibration.profile import TableProfile
 from rules.errors import InputError
 from rules.events import BallLifted, Event, GameStart, Location, ShotStarted, Snapshot, TableMovement, TableSettled
-from vision.cells import on_play_line_stripe, read_settled
+from vision.cells import BareTable, on_play_line_stripe, read_settled
 from vision.config import PipelineConfig
 from vision.games import GameVision
 from vision.mapping import BoardMapper
@@ -132,6 +132,7 @@ class VisionPipeline:
         self._previous: Frame | None = None  # the frame before this one
         self._last_sight: dict[int, Frame] = {}  # tracks lost while slow: the frame each was last seen on
         self._gap_t: dict[int, float] = {}  # tracks: the last frame each was not seen on
+        self._bare: BareTable | None = None  # the table before play, and the places it shows empty
 
     # ------------------------------------------------------------------ the referee's side
 
@@ -174,13 +175,18 @@ class VisionPipeline:
         if self.detector is None:
             samples = self.game.colour_samples(self.profile, self.seats)
             self.detector = self.detector_factory(frame.image, self._mapper, sorted(self.players), samples)
+            known = [point for points in samples.values() for point in points]
+        else:
+            known = None
         start = time.perf_counter()
         hand = self._hands.update(frame.image, frame.t)
         steady = self._stabiliser.transform if self._stabiliser is not None else None
         # once a colour no player has was reported, only the players' colours are asked for (`_known_colours`)
         wanted = self.players if self.players and self._unknown_colours else None
-        detections = [d for d in self._known_colours(self.detector.detect(frame.image, self._mask, steady, wanted),
-                                                     frame.t, out)
+        found = self.detector.detect(frame.image, self._mask, steady, wanted)
+        if known is not None:  # the first frame: the table before play
+            self._bare = self._bare_table(frame.image, found, known)
+        detections = [d for d in self._known_colours(found, frame.t, out)
                       if not self._hands.covers(d.u, d.v)]  # ball-coloured skin or sleeve, not a ball
         start = self.times.add("detect", start)
         balls = [b for b in self._map_steadied(detections) if not on_play_line_stripe(self._mapper, b)]
@@ -214,8 +220,9 @@ class VisionPipeline:
             out += [PipelineWarning(t, message, review=True) for t, message in watched.warnings]
             self.times.add("pose", start)
         out += [PipelineWarning(frame.t, message) for message in segmented.warnings]
-        for owner, at in segmented.gone:
-            self._forget(owner, at)
+        for owner, at in segmented.gone:  # a resting ball vanished with no hand seen: lifted unseen, or unrecognised
+            if self._bare is None or at not in self._bare.places:  # where the bare table is known, its pixels decide
+                self._forget(owner, at)
         self.times.frames += 1
         return Seen([*out, *events], tracked)
 
@@ -286,7 +293,16 @@ class VisionPipeline:
 
     def _read_cells(self, settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
                     previous: Snapshot | None) -> Snapshot:
-        return read_settled(settle, image, mapper, detector, previous, self.config.cells)
+        return read_settled(settle, image, mapper, detector, previous, self.config.cells, self._bare)
+
+    def _bare_table(self, image: np.ndarray, found: list[Detection], known: list[Point]) -> BareTable:
+        """The first frame, and the places in which it shows no ball: none `found` there (any colour, skin
+        too) nor one the game knows stands there (`known`, board mm: Piratenbillard's starting rows)."""
+        assert self._mapper is not None
+        reach = self.profile.ball_diameter_mm
+        points = [(b.x, b.y) for b in self._mapper.map(found)] + list(known)
+        return BareTable(image, frozenset(at for at, rect in self.profile.places
+                                          if not any(rect.contains(point, reach) for point in points)))
 
     def _read_settled(self, settle: Settle, image: np.ndarray) -> Snapshot:
         assert self._mapper is not None and self.detector is not None

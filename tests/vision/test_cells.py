@@ -215,3 +215,39 @@ def test_a_lost_track_counts_a_hidden_ball_only_if_it_landed_there(variant_one):
                           detector, settled.before).balls
     assert sum((b.owner, b.at) == (other, ball.at) for b in landed) == 1
     assert sum((b.owner, b.at) == (other, beside) for b in landed) == 0
+
+
+def test_a_ball_no_longer_recognised_in_a_place_that_still_does_not_look_bare_is_still_there():
+    """starcluster_v3's dark glass marble (#862f66) sat in its dark slot, but between the video's keyframes its
+    chroma fell to C* 12 and no colour model found it: the next settled table lacked it, and the engine read it
+    knocked out. Rendered here as the same ball greyed to that chroma: the colour model does not find it, but
+    the slot's pixels still differ from the bare table's, so a ball that lay there is still there (flagged at
+    `kept_confidence`). An emptied slot, a slot another ball now fills, and a reader without the bare table keep
+    nothing on the prior's word."""
+    from rules.colours import BallColour
+    from rules.events import BallSighting, Snapshot
+    from vision.cells import BareTable
+
+    v = variant("starcluster", 3)
+    greyed = replace(v, colours={**v.colours, "p1": BallColour.from_srgb((112, 84, 96))})
+    renderer = make_variant_renderer(greyed, Realism(), 30.0)
+    bare_image, _ = renderer.render(SimFrame(0, 0.0, ()))
+    mapper = BoardMapper(calibrate_markers(bare_image, v.profile), v.profile)
+    detector = make_detector("color", bare_image, mapper, list(v.players), {}, colours=v.colours)
+    bare = BareTable(bare_image, frozenset(at for at, _ in v.profile.places))
+    slots = [(at, rect) for at, rect in v.profile.places if at.place is Place.SLOT]
+    (here, rect), (other, other_rect) = slots[4], slots[9]
+    r = v.profile.ball_diameter_mm / 2
+    centre = ((rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2)
+    other_centre = ((other_rect.x_min + other_rect.x_max) / 2, (other_rect.y_min + other_rect.y_max) / 2)
+    prior = Snapshot((BallSighting("p1", here), BallSighting("p1", other)))
+    image, _ = renderer.render(SimFrame(1, 1 / 30, (BallPose(0, "p1", *centre, r),
+                                                    BallPose(1, "p2", *other_centre, r))))
+    assert not [b for b in mapper.map(detector.detect(image)) if b.detection.colour == "p1"]  # not recognised
+    kept = read_snapshot(image, mapper, detector, previous=prior, bare=bare)
+    assert sorted((b.owner, b.at) for b in kept.balls) == sorted([("p1", here), ("p2", other)])
+    assert [b.confidence for b in kept.balls if b.owner == "p1"] == [CellReadConfig().kept_confidence]
+    assert [(b.owner, b.at) for b in read_snapshot(image, mapper, detector, previous=prior).balls] == [("p2", other)]
+    emptied, _ = renderer.render(SimFrame(2, 2 / 30, (BallPose(1, "p2", *other_centre, r),)))
+    assert [(b.owner, b.at) for b in read_snapshot(emptied, mapper, detector, previous=prior, bare=bare).balls] \
+        == [("p2", other)]
