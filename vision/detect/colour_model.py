@@ -291,11 +291,12 @@ def learn_model(image: np.ndarray, players: Sequence[str], known_px: Mapping[str
             if len(pix):
                 discs.append(pix)
         samples[player] = _consistent(discs)
+    # the table within RING_SCALE radii of the known balls
+    rings = disc_mask((h, w), np.array([b[:2] for b in everything]), np.array([b[2] for b in everything]),
+                      RING_SCALE) if everything else np.zeros((h, w), np.uint8)
     if everything and config.ring_weight > 0:
         # The table right around the balls (a painted starting row) is what a ball is mistaken for: give it
         # `ring_weight` of the background's mass, or a ball-coloured paint reads as balls.
-        rings = disc_mask((h, w), np.array([b[:2] for b in everything]), np.array([b[2] for b in everything]),
-                          RING_SCALE)
         ring = lab[(table_mask > 0) & (rings > 0) & (balls_mask == 0)]
         if len(ring):
             copies = int(np.ceil(config.ring_weight / (1 - config.ring_weight) * len(background) / len(ring)))
@@ -305,10 +306,8 @@ def learn_model(image: np.ndarray, players: Sequence[str], known_px: Mapping[str
     # of a player's given colour is the table's (a dark slot's floor for a salmon ball's shaded side:
     # starcluster_v6 read every slot as a ball), give or take a lighting drift (`LOOKALIKE_REACH`). The balls' lit
     # colours keep their labels (a ball held over the first frame, a ball resting in a slot).
-    away = disc_mask((h, w), np.array([b[:2] for b in everything]), np.array([b[2] for b in everything]),
-                     RING_SCALE) if everything else np.zeros((h, w), np.uint8)
     core = _lit_bins(model, [_lit_lightness(samples[p], p, colours) for p in players])
-    lookalikes = _lookalike_bins(model, lab[(table_mask > 0) & (away == 0)]) & ~core
+    lookalikes = _lookalike_bins(model, lab[(table_mask > 0) & (rings == 0)]) & ~core
     if lookalikes.any():
         model = replace(model, labels=np.where(lookalikes, BACKGROUND, model.labels).astype(np.uint8))
     return _with_fill(model, lab, known_px)
