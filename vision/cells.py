@@ -56,8 +56,8 @@ class PlaceReading:
 def read_places(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector) -> list[PlaceReading]:
     """Per slot / space, each player's pixel count as a multiple of one ball's."""
     model = detector.model
-    bx0, by0, bx1, by1 = detector.box
-    labels = model.classify(image[by0:by1, bx0:bx1])
+    bx0, by0 = detector.box[:2]
+    labels = detector.table_labels(image)
     readings = []
     for at, rect in mapper.profile.places:
         corners = np.array(rect.corners, float)
@@ -182,6 +182,7 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
         return median([ratio for at, ratio in ones[player] if at != here] or [1.0])
 
     arrived = Counter(tracked)
+    inferred: list[tuple[bool, float, int]] = []  # what the pixels and the priors add to the detected balls
     anything = {at for at, rect in profile.places for b in seen if rect.contains((b.x, b.y), reach)}
     rects = dict(profile.places)
     for reading in readings:
@@ -190,6 +191,7 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
         for player, ratio in reading.ratios.items():
             n = counts[player]
             extra: list[BallSighting] = []
+            unbacked = False
             if many and n == 1 and ratio >= config.two_balls and (
                     ratio >= config.two_balls * single(player, at)
                     or max(before[(player, at)], arrived[(player, at)]) >= 2):
@@ -197,6 +199,7 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
                 # the player's balls shows on this frame (paint of its colour under a ball adds pixels), or at the
                 # bare ratio where the last settled table or the tracks that came to rest there say two as well
                 extra.append(BallSighting(player, at, round(_confidence(ratio, config.two_balls, config), 3)))
+                unbacked = max(before[(player, at)], arrived[(player, at)]) < 2
             elif n == 0 and ratio >= config.kept and (player, at) in held and (player, at) not in near:
                 # a sliver of a ball that lay here, no detected ball of its colour near that it could belong to
                 extra.append(BallSighting(player, at, config.kept_confidence))
@@ -216,8 +219,27 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
             landed = any(other != player and c > before[(other, at)] for other, c in counts.items())
             if many and landed and n < before[(player, at)]:
                 extra += [BallSighting(player, at, config.kept_confidence)] * (before[(player, at)] - n)
+            # ranked for `_within_count`: one only a pixel count says is there first, then by confidence
+            inferred += [(i == 0 and unbacked, b.confidence, len(balls) + i) for i, b in enumerate(extra)]
             balls += extra
-    return Snapshot(tuple(balls))
+    return Snapshot(tuple(_within_count(balls, inferred, detector.balls_per_player)))
+
+
+def _within_count(balls: list[BallSighting], inferred: list[tuple[bool, float, int]],
+                  most: int | None) -> list[BallSighting]:
+    """The balls, less those inferred (not detected: added by a pixel count or a prior) that would give a player
+    more balls than a player has (`most`): a reading that cannot be the table is dropped whole by the engine, so a
+    doubtful addition must not cost the rest. The weakest go first: a second ball in a space that only its pixel
+    count says is there (its starting row's paint and the ball's shadow on it read one ball as 1.1-1.8 of one:
+    piratenbillard_v10), then by confidence."""
+    if most is None:
+        return balls
+    weakest = [i for _, _, i in sorted(inferred, key=lambda rank: (not rank[0], rank[1]))]
+    drop: set[int] = set()
+    for player in {balls[i].owner for i in weakest}:
+        over = sum(b.owner == player for b in balls) - most
+        drop |= set([i for i in weakest if balls[i].owner == player][:max(0, over)])
+    return [b for i, b in enumerate(balls) if i not in drop]
 
 
 def _changed(image: np.ndarray, bare: np.ndarray, mapper: BoardMapper, rect: Rect) -> float:

@@ -36,6 +36,7 @@ from calibration.profile import TableProfile
 from rules.errors import InputError
 from rules.events import BallLifted, Event, GameStart, Location, ShotStarted, Snapshot, TableMovement, TableSettled
 from vision.cells import BareTable, on_play_line_stripe, read_settled
+from vision.detect.colour import ColourDetector
 from vision.config import PipelineConfig
 from vision.games import GameVision
 from vision.mapping import BoardMapper
@@ -133,6 +134,9 @@ class VisionPipeline:
         self._last_sight: dict[int, Frame] = {}  # tracks lost while slow: the frame each was last seen on
         self._gap_t: dict[int, float] = {}  # tracks: the last frame each was not seen on
         self._bare: BareTable | None = None  # the table before play, and the places it shows empty
+        self._starts: dict[Location, str] = {}  # the places the game knows a ball stands in on the first frame
+        # of those, struck from since the last settle: by whom, when
+        self._vacated: dict[Location, tuple[str, float]] = {}
 
     # ------------------------------------------------------------------ the referee's side
 
@@ -161,6 +165,8 @@ class VisionPipeline:
             self._snapshot = event.snapshot
         elif isinstance(event, ShotStarted) and event.ball_from is not None and event.player is not None:
             self._forget(event.player, event.ball_from)
+            if self._starts.pop(event.ball_from, None) == event.player:
+                self._vacated[event.ball_from] = (event.player, event.t)
         elif isinstance(event, BallLifted):
             self._forget(event.owner, event.at)
 
@@ -186,6 +192,8 @@ class VisionPipeline:
         found = self.detector.detect(frame.image, self._mask, steady, wanted)
         if known is not None:  # the first frame: the table before play
             self._bare = self._bare_table(frame.image, found, known)
+            self._starts = {self.profile.locate(point).at: player for player, points in samples.items()
+                            for point in points}
         detections = [d for d in self._known_colours(found, frame.t, out)
                       if not self._hands.covers(d.u, d.v)]  # ball-coloured skin or sleeve, not a ball
         start = self.times.add("detect", start)
@@ -208,7 +216,9 @@ class VisionPipeline:
                 out.append(PipelineWarning(frame.t, f"a {ball.colour} ball last seen in flight at ({ball.x:.0f}, "
                                                     f"{ball.y:.0f}) mm was not seen land; the table settled "
                                                     "without it", review=True))
-            snapshot = self._read_settled(settle, self._settled_image(settle, frame))
+            image = self._settled_image(settle, frame)
+            self._learn_vacated(settle, image)
+            snapshot = self._read_settled(settle, image)
             events.append(TableSettled(t=frame.t, snapshot=snapshot, confidence=round(confidence, 3)))
         start = self.times.add("track", start)
         if self.pose is not None:  # the Play Line call goes in among this frame's observations, before a settle
@@ -294,6 +304,26 @@ class VisionPipeline:
     def _read_cells(self, settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
                     previous: Snapshot | None) -> Snapshot:
         return read_settled(settle, image, mapper, detector, previous, self.config.cells, self._bare)
+
+    def _learn_vacated(self, settle: Settle, image: np.ndarray) -> None:
+        """At the first settle after a ball was struck from its starting place, that place is empty (a shot moves
+        one ball, and the struck ball left it): the paint under where the ball stood is the table's
+        (`ColourDetector.learn_uncovered`). Not when a track there is a rest window older than the strike: the
+        ball is still there."""
+        vacated, self._vacated = self._vacated, {}
+        if not isinstance(self.detector, ColourDetector) or self._mapper is None:
+            return
+        tracks = settle.tracks + settle.hidden
+        rects = dict(self.profile.places)
+        for at, (owner, since) in vacated.items():
+            old = since - self.config.settle.rest_debounce_s
+            if any(tr.location == at and (tr.born_t is None or tr.born_t <= old) for tr in tracks):
+                continue
+            outline = self._mapper.calibration.board_to_image(np.array(rects[at].corners, float))
+            around = np.array([(tr.x, tr.y) for tr in tracks if tr.location != at], float).reshape(-1, 2)
+            balls = [(float(u), float(v), float(r)) for (u, v), r in
+                     zip(self._mapper.ball_centre_px(around), self._mapper.ball_radius_px(around))]
+            self.detector.learn_uncovered(image, owner, outline, balls)
 
     def _bare_table(self, image: np.ndarray, found: list[Detection], known: list[Point]) -> BareTable:
         """The first frame, and the places in which it shows no ball: none `found` there (any colour, skin

@@ -216,14 +216,49 @@ class ColourDetector:
         balls += [(d.u, d.v, d.radius_px) for d in self.detect(image)
                   if all((d.u - u) ** 2 + (d.v - v) ** 2 > (2 * r) ** 2 for u, v, r in balls)]
         self.forget()
-        for u, v, r in balls:  # full-resolution pixels -> the analysis box's
-            centre = ((u - bx0 + 0.5) * self.scale - 0.5, (v - by0 + 0.5) * self.scale - 0.5)
-            cv2.circle(clear, (int(round(centre[0] * 4)), int(round(centre[1] * 4))),
-                       max(1, int(round(self.config.paint_clear_radii * r * self.scale * 4))), 255, -1, cv2.LINE_8, 2)
+        self._clear_round(clear, balls)
         for player in known:
             label = self.model.label_of(player)
             self.paint[(labels == label) & (clear == 0)] = label
         self._painted = bool(self.paint.any())
+
+    def learn_uncovered(self, image: np.ndarray, player: str, outline_px: np.ndarray,
+                        balls: Sequence[tuple[float, float, float]]) -> None:
+        """The paint of a starting space its ball stood on, seen now that the ball has left (`learn_paint` could
+        not see under it): what of `player`'s colour lies inside `outline_px` (the space on the table, full
+        resolution pixels), clear of `balls` ((u, v, r) px: the balls round it) as `learn_paint` keeps clear of
+        them. An emptied starting space took in the shadow of the ball behind it and the top of the one in front,
+        was not flat, and stood as a ball: piratenbillard_v7 read a ninth ball there and lost a capture."""
+        bx0, by0, bx1, by1 = self.box
+        labels = self._classify(self._shrink(image[by0:by1, bx0:bx1]))
+        inside = np.zeros_like(self.paint)
+        local = (np.asarray(outline_px, float) - [bx0, by0] + 0.5) * self.scale - 0.5
+        cv2.fillConvexPoly(inside, np.round(local * 16).astype(np.int32), 255, cv2.LINE_8, 4)
+        clear = np.zeros_like(self.paint)
+        self._clear_round(clear, balls)
+        label = self.model.label_of(player)
+        self.paint[(labels == label) & (inside > 0) & (clear == 0)] = label
+        self._painted = bool(self.paint.any())
+        self.forget()
+
+    def _clear_round(self, clear: np.ndarray, balls: Sequence[tuple[float, float, float]]) -> None:
+        """Mark, on the analysis box's mask `clear`, `paint_clear_radii` round each ball ((u, v, r) full px)."""
+        bx0, by0 = self.box[:2]
+        for u, v, r in balls:  # full-resolution pixels -> the analysis box's
+            centre = ((u - bx0 + 0.5) * self.scale - 0.5, (v - by0 + 0.5) * self.scale - 0.5)
+            cv2.circle(clear, (int(round(centre[0] * 4)), int(round(centre[1] * 4))),
+                       max(1, int(round(self.config.paint_clear_radii * r * self.scale * 4))), 255, -1, cv2.LINE_8, 2)
+
+    def table_labels(self, image: np.ndarray) -> np.ndarray:
+        """Labels of the detection box at full resolution, the learnt paint read as the table's (as `detect`
+        reads it): a place's pixel count is then its balls', not the starting row's paint round them (with it, one
+        ball in a painted space read as 1.1-1.8 balls and the space's count flickered between one and two)."""
+        bx0, by0, bx1, by1 = self.box
+        labels = self.model.classify(image[by0:by1, bx0:bx1])
+        if self._painted:
+            paint = cv2.resize(self.paint, (bx1 - bx0, by1 - by0), interpolation=cv2.INTER_NEAREST)
+            labels[labels == paint] = BACKGROUND
+        return labels
 
     def learn_floor(self, image: np.ndarray) -> None:
         """The colours the first frame shows beyond the table's edge that read as a player's (a brown floor for a
@@ -503,12 +538,14 @@ def _grown(rect: Rect, margin_mm: float) -> Rect:
 
 def _apart(found: list[Detection]) -> list[Detection]:
     """Balls of one colour cannot lie closer than a radius apart in the image (two balls in one space overlap into
-    one blob, one detection): of two such detections, a fragment of a ball (its shading, paint of its colour next
-    to it) beside the ball, the surer stays."""
+    one blob, one detection), nor balls of any two colours closer than half a radius (what shows of a ball behind
+    another lies beyond the front one's middle): of two such detections, a fragment of a ball (its shading, paint
+    of its colour next to it; a magenta ball's shaded side read as lilac, piratenbillard_v10) on or beside the
+    ball, the surer stays."""
     kept: list[Detection] = []
     for d in sorted(found, key=lambda d: -d.score):
-        if all(o.colour != d.colour or (o.u - d.u) ** 2 + (o.v - d.v) ** 2 >= min(o.radius_px, d.radius_px) ** 2
-               for o in kept):
+        if all((o.u - d.u) ** 2 + (o.v - d.v) ** 2 >= (min(o.radius_px, d.radius_px) * (
+                1.0 if o.colour == d.colour else 0.5)) ** 2 for o in kept):
             kept.append(d)
     chosen = {id(d) for d in kept}
     return [d for d in found if id(d) in chosen]  # in the order found
