@@ -30,6 +30,7 @@ import cv2
 import numpy as np
 
 from calibration.geometry import Rect
+from rules.events import Place
 from vision.config import HandConfig, SettleConfig
 from vision.types import Track, TrackState
 
@@ -200,8 +201,8 @@ class SettleWatch:
             self._start = t
         visible = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
         in_air = self._in_air(t, tracks, hand) if self.flying or self.field is not None else False
-        lost_moving = any(tr.state is TrackState.LOST and not tr.at_rest
-                          and math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s for tr in tracks)
+        lost_moving = any(tr.state is TrackState.LOST and not tr.at_rest and (
+            math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s or self._rolled_out(tr, hand)) for tr in tracks)
         if any(tr.state is not TrackState.TENTATIVE and math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s
                for tr in tracks) or lost_moving:
             self._armed = True  # real motion (well above the rest speed, so jitter does not count)
@@ -249,6 +250,14 @@ class SettleWatch:
             and self.field.contains((tr.x, tr.y)))}
         wait = self.config.flight_wait_s if self.flying else self.config.roll_wait_s
         return any(t - since < wait for since, _ in self._vanished.values())
+
+    def _rolled_out(self, tr: Track, hand: bool) -> bool:
+        """Was the lost track `tr` still rolling by its window (not `slow`) over the open field (not in a slot or
+        a gutter, where a rolling ball comes to rest), with no hand over the table? A marble rolled up the board
+        slows to a stop at the top of its roll and rolls back: lost there, its filtered speed had fallen to a
+        resting ball's, and the table settled while it rolled back down (starcluster_v10)."""
+        return self.field is not None and not self.flying and not tr.slow and not hand \
+            and self.field.contains((tr.x, tr.y)) and tr.location is not None and tr.location.place is Place.GROUPED
 
     def _found(self, last: Track, tracks: tuple[Track, ...]) -> bool:
         """Seen again as a new track of its colour: one born since it was last seen, or one born beside where it

@@ -15,7 +15,7 @@ from calibration.calibrate import calibrate_markers
 from calibration.profile import load_profile
 from referee.cli import main
 from referee.console.hub import ConsoleHub
-from referee.session import RunSpec
+from referee.session import RefereeSession, RunSpec
 from rules.events import GameStart, Location, Place, PlayerSpec, TableSettled
 from simulation.camera import make_camera
 from simulation.realism import Realism
@@ -26,6 +26,7 @@ from simulation.variants import make_variant_renderer, simulate_variant, variant
 from vision.cells import on_play_line_stripe, read_snapshot
 from vision.config import PipelineConfig
 from vision.detect import make_detector
+from vision.evaluate import load_run, load_truth, score_assignment, score_finals, settles_in_flight
 from vision.games import game_vision
 from vision.mapping import BoardMapper
 from vision.video_io import VideoWriter, read_frames
@@ -266,3 +267,24 @@ def test_dark_slots_that_read_as_a_balls_shaded_side_on_the_empty_first_frame_ar
         assert len(found) == len(on_table), [(b.detection.colour, round(b.x), round(b.y)) for b in found]
         for ball in on_table:
             assert min(np.hypot(b.x - ball.x, b.y - ball.y) for b in found if b.detection.colour == ball.owner) < r
+
+
+def test_a_marble_lost_at_the_top_of_its_roll_does_not_settle_the_table(tmp_path):
+    """The committed variant sample starcluster_v10 (38.6 mm marbles, slots 8/4/3, camera tilted 38 degrees): p2's
+    marble rolled up the board at 20.6 s slowed to a stop at the top of its roll and rolled back; its track was
+    lost there at a resting ball's speed and the table settled at 21.23 s with the ball rolling back down.
+    Refereed as `referee run` does: no settle while a ball is in flight, every settled table right, the scores
+    exact."""
+    folder = Path(__file__).resolve().parents[2] / "sample_videos" / "variants" / "starcluster" / "v10"
+    spec = RunSpec(str(folder / "video.mp4"), "starcluster", tmp_path / "run", profile=folder / "profile.json",
+                   session=folder / "truth.json", pose=False, tracks=False)
+    with RefereeSession.open(spec) as session:
+        session.run()
+    truth = load_truth(folder / "truth.json")
+    run = load_run(tmp_path / "run", truth)
+    assert settles_in_flight(run.events, truth) == 0
+    placed = score_assignment(run.events, truth)
+    assert placed.balls_right == placed.balls_total and placed.exact_snapshots == placed.truth_snapshots, \
+        placed.mistakes
+    scores = score_finals(run.result, truth.result)
+    assert scores.exact, (scores.run, scores.truth)

@@ -13,7 +13,7 @@ from simulation.starcluster import StarClusterSimOptions, simulate_starcluster
 from simulation.render import Renderer
 from vision.config import HandConfig, SettleConfig
 from vision.settle import HandWatch, SettleWatch
-from rules.events import Location
+from rules.events import Location, Place
 from vision.types import Track, TrackState
 from calibration.geometry import Rect
 
@@ -286,3 +286,21 @@ def test_a_ball_lost_barely_moving_is_no_roll_and_a_split_track_finds_its_ball()
                  False)
     settle = watch.update(0.6, (track(), replace_at_rest(twin)), False)
     assert settle is not None and settle.unseen_landing == ()
+
+
+def test_a_ball_lost_at_the_top_of_its_roll_up_the_open_board_holds_the_settle():
+    """starcluster_v10: a marble rolled up the board slowed to a stop at the top of its roll and rolled back; its
+    track, seen there once more at 7 mm/s, was then lost, and the table settled while the ball rolled back down. A
+    track lost over the open board (not in a slot or a gutter, where a rolling ball does come to rest) while its
+    window still says it was rolling (not `slow`) holds the settle; lost in a gutter (starcluster/player_at_line's
+    gutter ball), or slow by its window, it does not."""
+    def lost_at_the_top(place, slow=False):
+        watch = watch_rolls()
+        top = Track(2, "blue", 300, 1200, 7.0, 3.0, TrackState.CONFIRMED, False, 0.1, 9, location=Location(place),
+                    slow=slow)
+        watch.update(0.0, (track(), replace(top, vy=600.0, last_seen_t=0.0)), False)  # rolling up, for real
+        watch.update(0.1, (track(), top), False)  # seen at the top of its roll, its speed down to a resting ball's
+        return watch.update(0.6, (track(), replace(top, state=TrackState.LOST)), False)
+    assert lost_at_the_top(Place.GROUPED) is None
+    assert lost_at_the_top(Place.GUTTER) is not None
+    assert lost_at_the_top(Place.GROUPED, slow=True) is not None
