@@ -147,7 +147,8 @@ class ShiftWatch:
         self._samples: list[tuple[float, np.ndarray]] = []
         self._baseline: np.ndarray | None = None
         self._last_check: float | None = None
-        self.moving = False  # the markers' last few frames lie off the baseline: a movement may be coming
+        self.moving = False  # the markers' last few frames lie off the baseline: a movement may be coming (off again
+        #                      as soon as they lie back: a shake; kept by a step until the next check calls it)
 
     RECENT_S = 0.25  # how much of the shift `moving` looks at (a shake of a pixel or two averages out)
 
@@ -158,7 +159,7 @@ class ShiftWatch:
             self._samples.pop(0)
         if self._last_check is None:
             self._last_check = t
-        if self._baseline is not None and not self.moving:
+        if self._baseline is not None:  # every frame: a shake that came back is no movement coming
             recent = [s for ts, s in self._samples if ts >= t - self.RECENT_S]
             off_x = median([s[0] for s in recent]) - self._baseline[0]
             off_y = median([s[1] for s in recent]) - self._baseline[1]

@@ -87,3 +87,24 @@ def test_shift_watch_reports_a_lasting_step_once_and_not_the_shake():
     assert len(moves) == 1
     (t, size), = moves
     assert 5.0 < t <= 7.0 and 5.0 < size < 11.0
+
+
+def test_a_shake_that_comes_back_stops_holding_settles_at_once_and_a_step_holds_them_until_it_is_called():
+    """`moving` (a settle waits while it is on) follows the markers' last 0.25 s: a jolt of the camera that comes
+    back clears it within that time, not at the next one-second check (starcluster_v9: the camera's shake held a
+    gutter ball's settle from 9.2 s to 9.93 s, after the umpire had lifted the ball at 9.83 s, and it was scored a
+    failed ball, +1); a table shoved off by 8 mm keeps it on until the check calls the movement."""
+    from vision.stabilise import ShiftWatch
+    watch = ShiftWatch(interval_s=1.0, window_s=1.0, threshold_mm=5.0)
+    moving = {}
+    for i in range(30 * 4):
+        t = i / 30
+        jolt = np.array([9.0, 0.0]) if 1.2 <= t < 1.45 else np.zeros(2)
+        step = np.array([8.0, 0.0]) if t >= 2.2 else np.zeros(2)
+        moved = watch.update(t, jolt + step)
+        moving[round(t, 2)] = watch.moving
+        if moved is not None:
+            assert t > 2.2 and moved == pytest.approx(8.0)
+    assert any(on for t, on in moving.items() if 1.2 <= t < 1.45)  # the jolt: a movement may be coming
+    assert not any(on for t, on in moving.items() if 1.75 <= t < 2.2)  # back where it lay: no longer
+    assert all(on for t, on in moving.items() if 2.4 <= t < 3.0)  # the step stays off until the check calls it
