@@ -36,8 +36,8 @@ from calibration.profile import TableProfile
 from rules.errors import InputError
 from rules.events import BallLifted, Event, GameStart, Location, ShotStarted, Snapshot, TableMovement, TableSettled
 from vision.cells import BareTable, on_play_line_stripe, read_settled
-from vision.detect.colour import ColourDetector
 from vision.config import PipelineConfig
+from vision.detect.colour import ColourDetector
 from vision.games import GameVision
 from vision.mapping import BoardMapper
 from vision.pose_watch import PoseWatch
