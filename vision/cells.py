@@ -136,7 +136,8 @@ class BareTable:
 
 def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
                   config: CellReadConfig = CellReadConfig(), previous: Snapshot | None = None,
-                  tracked: tuple[tuple[str, Location], ...] = (), bare: BareTable | None = None) -> Snapshot:
+                  tracked: tuple[tuple[str, Location], ...] = (), bare: BareTable | None = None,
+                  steady: np.ndarray | None = None) -> Snapshot:
     """Every ball on the settled table: each detected ball in exactly one place, plus what the pixels add.
 
     `previous` (the last settled snapshot) is the prior: the tie-breaker for a ball between two places, and a
@@ -147,7 +148,8 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
     a place the bare table shows empty, no longer found there nor any ball near it, is still there, unrecognised,
     while the ball's disc differs from the bare table by `present_delta` beyond its ring (starcluster_v3's dark
     glass marble: between the video's keyframes its chroma fell to C* 12 in its dark slot and no colour model
-    could find it; the disc still differed from the empty slot by 74-84, empty slots by -14 to +6).
+    could find it; the disc still differed from the empty slot by 74-84, empty slots by -14 to +6). `steady` (2x3:
+    `image`'s pixels -> the steadied image's) is the detector's, for its camera shake.
     """
     profile = mapper.profile
     many = profile.stacking
@@ -157,7 +159,7 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
     # there read as red balls; the tracker does not look there either, docs/pipeline.md)
     line = profile.play_line
     behind = max(line[0][1], line[1][1]) if line is not None else -np.inf
-    seen = [b for b in mapper.map(detector.detect(image, colours=detector.model.players))
+    seen = [b for b in mapper.map(detector.detect(image, steady=steady, colours=detector.model.players))
             if b.detection.colour in detector.model.players
             and (b.y >= behind or b.location.place is Place.GUTTER) and not on_play_line_stripe(mapper, b)]
     balls: list[BallSighting] = []
@@ -286,7 +288,7 @@ def snapshot_from_tracks(settle: Settle) -> Snapshot:
 
 def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
                  previous: Snapshot | None, config: CellReadConfig = CellReadConfig(),
-                 bare: BareTable | None = None) -> Snapshot:
+                 bare: BareTable | None = None, steady: np.ndarray | None = None) -> Snapshot:
     """The pipeline's table reader: places read from the settled frame when the detector has a colour model to
     read their pixels with; otherwise (a detector without one) the settled tracks."""
     if isinstance(detector, ColourDetector):
@@ -301,5 +303,6 @@ def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detecto
         # a ball that vanished in flight beside a resting ball landed where that ball lies, hidden by it
         tracked += tuple((gone.colour, hider.location) for gone, hider in settle.hidden_by
                          if hider.location is not None and hider.location.place in PLACES)
-        return read_snapshot(image, mapper, detector, config, previous=previous, tracked=tracked, bare=bare)
+        return read_snapshot(image, mapper, detector, config, previous=previous, tracked=tracked, bare=bare,
+                             steady=steady)
     return snapshot_from_tracks(settle)

@@ -163,6 +163,8 @@ class ColourDetectorConfig:
     #                                  balls (known, or found more than 2 radii from those) are paint (`learn_paint`)
     flat_shading: float = 0.25  # a ball whose lightness spread is under this share of its player's balls' (learnt
     #                             on the first frame) is flat: paint of its colour, not a ball (0 = off)
+    bare_delta: float = 15.0  # a ball whose disc differs from the table before play (8-bit Lab, |dL|+|da|+|db|,
+    #                           less the ring round it) by less than this is the table: a look-alike (0 = off)
 
     def __post_init__(self) -> None:
         if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or not 0 < self.split_share <= 1 \

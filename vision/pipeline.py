@@ -137,6 +137,7 @@ class VisionPipeline:
         self._starts: dict[Location, str] = {}  # the places the game knows a ball stands in on the first frame
         # of those, struck from since the last settle: by whom, when
         self._vacated: dict[Location, tuple[str, float]] = {}
+        self._read_steady: np.ndarray | None = None  # the settled image read now -> the steadied one (`_read_settled`)
 
     # ------------------------------------------------------------------ the referee's side
 
@@ -192,6 +193,12 @@ class VisionPipeline:
         found = self.detector.detect(frame.image, self._mask, steady, wanted)
         if known is not None:  # the first frame: the table before play
             self._bare = self._bare_table(frame.image, found, known)
+            taken = self._learn_bare(frame.image, found, known)
+            if taken:
+                out.append(PipelineWarning(frame.t, f"the first frame shows {taken} ball(s) of a player's colour where "
+                                                    "the game starts with none: taken for the table (look-alikes of "
+                                                    "a ball's colour); if balls lay there, start the run before play "
+                                                    "or resume its record"))
             self._starts = {self.profile.locate(point).at: player for player, points in samples.items()
                             for point in points}
         detections = [d for d in self._known_colours(found, frame.t, out)
@@ -303,7 +310,8 @@ class VisionPipeline:
 
     def _read_cells(self, settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
                     previous: Snapshot | None) -> Snapshot:
-        return read_settled(settle, image, mapper, detector, previous, self.config.cells, self._bare)
+        return read_settled(settle, image, mapper, detector, previous, self.config.cells, self._bare,
+                            self._read_steady)
 
     def _learn_vacated(self, settle: Settle, image: np.ndarray) -> None:
         """At the first settle after a ball was struck from its starting place, that place is empty (a shot moves
@@ -325,6 +333,23 @@ class VisionPipeline:
                      zip(self._mapper.ball_centre_px(around), self._mapper.ball_radius_px(around))]
             self.detector.learn_uncovered(image, owner, outline, balls)
 
+    def _learn_bare(self, image: np.ndarray, found: list[Detection], known: list[Point]) -> int:
+        """The detector's table before play (`ColourDetector.learn_bare`), clear of the balls the game starts with
+        (`known`, board mm) and of those found within two radii of them. What else it finds is the table's: a game
+        starts with no other ball on it. Not so a run resumed mid-match (a settled table was noted before its
+        first frame): every ball found is cleared round. Returns how many of the players' colours it took for the
+        table."""
+        if not isinstance(self.detector, ColourDetector) or self._mapper is None:
+            return 0
+        points = np.array(known, float).reshape(-1, 2)
+        balls = [(float(u), float(v), float(r)) for (u, v), r in
+                 zip(self._mapper.ball_centre_px(points), self._mapper.ball_radius_px(points))] if len(points) else []
+        mine = [d for d in found if d.colour in self.players]
+        cleared = [d for d in found if self._snapshot is not None or any(
+            (d.u - u) ** 2 + (d.v - v) ** 2 <= (2 * r) ** 2 for u, v, r in balls)]
+        self.detector.learn_bare(image, balls + [(d.u, d.v, d.radius_px) for d in cleared])
+        return sum(d not in cleared for d in mine)
+
     def _bare_table(self, image: np.ndarray, found: list[Detection], known: list[Point]) -> BareTable:
         """The first frame, and the places in which it shows no ball: none `found` there (any colour, skin
         too) nor one the game knows stands there (`known`, board mm: Piratenbillard's starting rows)."""
@@ -336,6 +361,7 @@ class VisionPipeline:
 
     def _read_settled(self, settle: Settle, image: np.ndarray) -> Snapshot:
         assert self._mapper is not None and self.detector is not None
+        self._read_steady = self._stabiliser.transform if self._stabiliser is not None else None
         if self._stabiliser is not None and \
                 float(np.hypot(*self._stabiliser.shift_mm())) >= self.config.table.table_shift_mm:
             # the table has moved (a shove): the places are read where it lies now, in the frame of the
@@ -343,6 +369,7 @@ class VisionPipeline:
             height, width = image.shape[:2]
             image = cv2.warpAffine(image, self._stabiliser.transform, (width, height), flags=cv2.INTER_NEAREST,
                                    borderMode=cv2.BORDER_REPLICATE)
+            self._read_steady = None  # the image is the steadied one now
         return self.table_reader(settle, image, self._mapper, self.detector, self._snapshot)
 
     def _map_steadied(self, detections: list[Detection]) -> list[BoardBall]:
@@ -372,6 +399,12 @@ class VisionPipeline:
         return kept
 
     def _use(self, calibration: Calibration, image: np.ndarray) -> None:
+        if isinstance(self.detector, ColourDetector) and self.calibration is not None \
+                and calibration is not self.calibration:  # re-fitted: the table before play is where it shows now
+            corners = np.array(self.profile.table.corners, np.float32)
+            self.detector.follow_camera(cv2.getPerspectiveTransform(
+                self.calibration.board_to_image(corners).astype(np.float32),
+                calibration.board_to_image(corners).astype(np.float32)), image)
         self.calibration = calibration
         self._mapper = BoardMapper(calibration, self.profile)
         config = self.config

@@ -110,13 +110,16 @@ def run_refused(capsys, argv, out) -> str:
 
 @pytest.fixture(scope="module")
 def table_video(tmp_path_factory):
-    """A short video of the Star Cluster table with violet and golden balls on it."""
+    """A short video of the Star Cluster table, empty as before play (a game starts with no ball on it: what the
+    first frame shows in a player's colour is the table's), then with violet and golden balls on it. At crf 18: the
+    balls first show on a P-frame, coarser than the key frame they were on when the clip started with them (at the
+    default crf 23, two of the dark violet balls' scores fall to 0.49 and 0.57)."""
     profile = load_profile("starcluster")
-    _, _, image, _ = render_with("starcluster", spread(profile, PAIRS["starcluster"], 2, 3, 120.0))
+    _, first, image, _ = render_with("starcluster", spread(profile, PAIRS["starcluster"], 2, 3, 120.0))
     path = tmp_path_factory.mktemp("colours") / "table.mp4"
-    with VideoWriter(path, image.shape[1], image.shape[0], 30) as writer:
-        for _ in range(3):
-            writer.write(image)
+    with VideoWriter(path, image.shape[1], image.shape[0], 30, crf=18) as writer:
+        for frame in (first, image, image, image):
+            writer.write(frame)
     return path
 
 

@@ -159,6 +159,10 @@ class ColourDetector:
         cv2.fillConvexPoly(table, np.round(edge * 16).astype(np.int32), 255, cv2.LINE_8, 4)
         self._beyond = (mask > 0) & (table == 0)
         self._floor: np.ndarray | None = None
+        # the table before play at the analysis scale (8-bit Lab as float32) and where it is known (not under a ball
+        # then): `learn_bare`; None: not learnt
+        self._bare: np.ndarray | None = None
+        self._bare_known = np.zeros((self.size[1], self.size[0]), bool)
         self.reused = 0  # blobs that kept an earlier measurement, and blobs measured: for the benchmark
         self.measured = 0
 
@@ -193,16 +197,19 @@ class ColourDetector:
         model = learn_model(image, players, known, table, config.colour_model, colours)
         detector = cls(model, mapper, (w, h), config.detector, game_vision(mapper.profile.game).max_hop_mm,
                        balls_per_player)
-        detector.learn_paint(image, known)
+        found = [(d.u, d.v, d.radius_px) for d in detector.detect(image)]
+        detector.forget()
+        detector.learn_paint(image, known, found)
         detector.learn_floor(image)
         return detector
 
-    def learn_paint(self, image: np.ndarray, known: Mapping[str, Sequence[tuple[float, float, float]]]) -> None:
+    def learn_paint(self, image: np.ndarray, known: Mapping[str, Sequence[tuple[float, float, float]]],
+                    found: Sequence[tuple[float, float, float]]) -> None:
         """What of each player's colour the first frame shows on the table away from their balls is paint (a
         starting row painted in a seat's colour, seen round the balls standing in it): `detect` reads it as the
         table's from then on, so it neither joins the balls on it into one blob nor stands as a ball of its own.
         Only for players whose every ball lies where `known` (player -> (u, v, r) px) says; away means further
-        than `paint_clear_radii` from those and from every other ball found on the frame."""
+        than `paint_clear_radii` from those and from every other ball `found` ((u, v, r) px) on the frame."""
         self.paint = np.zeros((self.size[1], self.size[0]), np.uint8)
         self._painted = False
         if not known:
@@ -213,9 +220,8 @@ class ColourDetector:
         balls = [(u, v, r) for centres in known.values() for u, v, r in centres]
         # and the balls found elsewhere; one found within two radii of a known ball is that ball, or the paint of
         # its space split off it (clearing round it, the paint there was never learnt: piratenbillard_v2)
-        balls += [(d.u, d.v, d.radius_px) for d in self.detect(image)
-                  if all((d.u - u) ** 2 + (d.v - v) ** 2 > (2 * r) ** 2 for u, v, r in balls)]
-        self.forget()
+        balls += [(fu, fv, fr) for fu, fv, fr in found if all((fu - u) ** 2 + (fv - v) ** 2 > (2 * r) ** 2
+                                                              for u, v, r in balls)]
         self._clear_round(clear, balls)
         for player in known:
             label = self.model.label_of(player)
@@ -230,7 +236,8 @@ class ColourDetector:
         them. An emptied starting space took in the shadow of the ball behind it and the top of the one in front,
         was not flat, and stood as a ball: piratenbillard_v7 read a ninth ball there and lost a capture."""
         bx0, by0, bx1, by1 = self.box
-        labels = self._classify(self._shrink(image[by0:by1, bx0:bx1]))
+        small = self._shrink(image[by0:by1, bx0:bx1])
+        labels = self._classify(small)
         inside = np.zeros_like(self.paint)
         local = (np.asarray(outline_px, float) - [bx0, by0] + 0.5) * self.scale - 0.5
         cv2.fillConvexPoly(inside, np.round(local * 16).astype(np.int32), 255, cv2.LINE_8, 4)
@@ -239,7 +246,94 @@ class ColourDetector:
         label = self.model.label_of(player)
         self.paint[(labels == label) & (inside > 0) & (clear == 0)] = label
         self._painted = bool(self.paint.any())
+        if self._bare is not None:  # and the empty space is the table's as it is now
+            seen = (inside > 0) & (clear == 0)
+            self._bare[seen] = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)[seen]
+            self._bare_known |= seen
         self.forget()
+
+    def learn_bare(self, image: np.ndarray, balls: Sequence[tuple[float, float, float]]) -> None:
+        """The table before play, `image`, known where it shows no ball (`balls`: (u, v, r) px, the balls on it):
+        a ball found later whose disc still looks like it is the table is a look-alike of the player's colour
+        (`_on_bare`). A dark gutter read as a shaded peach ball and slot rims as rust ones (starcluster_v8, _v12: 24 %
+        and 1 % of detections right); no colour threshold told them apart from the balls' shaded sides, but the
+        empty table there did."""
+        bx0, by0, bx1, by1 = self.box
+        self._bare = cv2.cvtColor(self._shrink(image[by0:by1, bx0:bx1]), cv2.COLOR_BGR2LAB).astype(np.float32)
+        under = np.zeros((self.size[1], self.size[0]), np.uint8)
+        self._clear_round(under, balls)
+        self._bare_known = (under == 0) & (self.table_mask > 0)
+        self.forget()
+
+    def follow_camera(self, moved: np.ndarray, image: np.ndarray) -> None:
+        """The camera moved and was re-calibrated: `moved` (3x3, full-frame pixels before -> now, on the table's
+        plane, from the two calibrations) carries the table before play to where the table shows on `image`, the
+        frame it was re-calibrated on; the two are then aligned to a fraction of a pixel on the table's own texture
+        (the calibrations agree to a pixel or two: a slot's edge that far off differs like a ball)."""
+        if self._bare is None:
+            return
+        bx0, by0, bx1, by1 = self.box
+        to_box = np.array([[self.scale, 0, (0.5 - bx0) * self.scale - 0.5],
+                           [0, self.scale, (0.5 - by0) * self.scale - 0.5], [0, 0, 1]])
+        # box pixels now -> before, as ECC finds it (the box's own pixels: the bare table is compared there)
+        back = np.linalg.inv(to_box @ np.asarray(moved, float) @ np.linalg.inv(to_box)).astype(np.float32)
+        now = cv2.cvtColor(self._shrink(image[by0:by1, bx0:bx1]), cv2.COLOR_BGR2LAB)[..., 0].astype(np.float32)
+        try:
+            _, aligned = cv2.findTransformECC(now, self._bare[..., 0], back, cv2.MOTION_HOMOGRAPHY,
+                                              (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 50, 1e-4),
+                                              self._bare_known.view(np.uint8), 1)
+            back = np.asarray(aligned, np.float32)
+        except cv2.error:
+            pass  # did not converge: the calibrations' estimate stands
+        size = (self.size[0], self.size[1])
+        inverse = cv2.WARP_INVERSE_MAP
+        self._bare = cv2.warpPerspective(self._bare, back, size, flags=cv2.INTER_LINEAR | inverse)
+        self._bare_known = cv2.warpPerspective(self._bare_known.view(np.uint8), back, size,
+                                               flags=cv2.INTER_NEAREST | inverse, borderValue=0).view(bool)
+        self.forget()
+
+    def _on_bare(self, cut: np.ndarray, origin: tuple[int, int], centre: tuple[float, float], r: float,
+                 shift: tuple[float, float]) -> bool:
+        """Does the disc of a ball found at `centre` (analysis-box pixels, radius `r` there) look like the table
+        before play there (`learn_bare`)? `cut` is the shrunk image looked at (it starts at `origin` of the box);
+        `shift` takes the camera's shake out (this frame's box pixels -> the steadied ones)."""
+        if self._bare is None or self.config.bare_delta <= 0:
+            return False
+        differs = self._bare_difference(cut, origin, centre, r, shift)
+        return differs is not None and differs < self.config.bare_delta
+
+    def _bare_difference(self, cut: np.ndarray, origin: tuple[int, int], centre: tuple[float, float], r: float,
+                         shift: tuple[float, float]) -> float | None:
+        """`_on_bare`'s measure: the disc's mean difference from the table before play (8-bit Lab, |dL| + |da| +
+        |db|), less the lower quartile of the same over the ring 1.5-2.5 radii round it (lighting drift and shadows
+        change the ring too; a hand or the ball beside it changes only part of it). None where the table before
+        play is not known all over the disc (a ball stood there) or the patch leaves the box."""
+        assert self._bare is not None
+        reach = int(np.ceil(2.5 * r))
+        cx, cy = int(round(centre[0])), int(round(centre[1]))
+        sx, sy = int(round(centre[0] + shift[0])), int(round(centre[1] + shift[1]))
+        x0, y0 = cx - reach - origin[0], cy - reach - origin[1]
+        side = 2 * reach + 1
+        height, width = self._bare.shape[:2]
+        if x0 < 0 or y0 < 0 or x0 + side > cut.shape[1] or y0 + side > cut.shape[0] \
+                or sx - reach < 0 or sy - reach < 0 or sx + reach >= width or sy + reach >= height:
+            return None
+        known = self._bare_known[sy - reach:sy + reach + 1, sx - reach:sx + reach + 1]
+        if not known[reach, reach]:  # most often so: a ball standing where one stood before play
+            return None
+        offsets = np.arange(-reach, reach + 1, dtype=np.float64)
+        distance = np.hypot(offsets[None, :] + cx - centre[0], offsets[:, None] + cy - centre[1])
+        disc = distance <= r
+        ring = (distance >= 1.5 * r) & (distance <= 2.5 * r) & known
+        if not disc.any() or not known[disc].all() or np.count_nonzero(ring) < np.count_nonzero(disc):
+            return None
+        # the table then at this patch's place on the steadied image, to a fraction of a pixel (a slot's dark edge on
+        # the white table, half a pixel off, differs by more than a ball: starcluster_v12)
+        then = cv2.getRectSubPix(self._bare, (side, side), (cx + shift[0], cy + shift[1]))
+        now = cv2.cvtColor(np.ascontiguousarray(cut[y0:y0 + side, x0:x0 + side]), cv2.COLOR_BGR2LAB)
+        differs = cv2.absdiff(now.astype(np.float32), then).sum(axis=2)
+        around = np.sort(differs[ring], axis=None).astype(np.float64)
+        return float(differs[disc].mean()) - percentile_sorted(around, 25)
 
     def _clear_round(self, clear: np.ndarray, balls: Sequence[tuple[float, float, float]]) -> None:
         """Mark, on the analysis box's mask `clear`, `paint_clear_radii` round each ball ((u, v, r) full px)."""
@@ -450,7 +544,10 @@ class ColourDetector:
             full = [self._to_full(px + x + sx0, py + y + sy0) for px, py in centres]
             if cfg.refine and len(full) == 1:
                 full = [self._refine(image, *full[0], radius, label)]
+            shift = (still[0] - centre[0], still[1] - centre[1])
             for u, v in full:
+                if self._on_bare(cut, origin, self._to_box(u, v), r, shift):
+                    continue  # the table as it was before play: a look-alike of the colour (a dark gutter, a rim)
                 if self._flat(image, (u, v), radius, label):
                     continue  # paint of the player's colour (an emptied starting space), not a ball
                 score = float(np.clip(posterior * min(1.0, share / cfg.full_score_share), 0, 1))
@@ -497,6 +594,10 @@ class ColourDetector:
     def _to_full(self, x: float, y: float) -> tuple[float, float]:
         bx0, by0 = self.box[:2]
         return bx0 + (x + 0.5) / self.scale - 0.5, by0 + (y + 0.5) / self.scale - 0.5
+
+    def _to_box(self, u: float, v: float) -> tuple[float, float]:
+        bx0, by0 = self.box[:2]
+        return (u - bx0 + 0.5) * self.scale - 0.5, (v - by0 + 0.5) * self.scale - 0.5
 
     def _refine(self, image: np.ndarray, u: float, v: float, r: float, label: int) -> tuple[float, float]:
         """Centre of the ball's own colour within 1.2 radii, on the full-resolution pixels, in two rounds.
