@@ -280,19 +280,24 @@ def test_dark_slots_that_read_as_a_balls_shaded_side_on_the_empty_first_frame_ar
             assert min(np.hypot(b.x - ball.x, b.y - ball.y) for b in found if b.detection.colour == ball.owner) < r
 
 
+def referee_variant(name: str, tmp_path: Path):
+    """The committed Star Cluster variant sample `name` refereed as `referee run` does (no pose): its truth and run."""
+    folder = Path(__file__).resolve().parents[2] / "sample_videos" / "variants" / "starcluster" / name
+    spec = RunSpec(str(folder / "video.mp4"), "starcluster", tmp_path / "run", profile=folder / "profile.json",
+                   session=folder / "truth.json", pose=False, tracks=False)
+    with RefereeSession.open(spec) as session:
+        session.run()
+    truth = load_truth(folder / "truth.json")
+    return truth, load_run(tmp_path / "run", truth)
+
+
 def test_a_marble_lost_at_the_top_of_its_roll_does_not_settle_the_table(tmp_path):
     """The committed variant sample starcluster_v10 (38.6 mm marbles, slots 8/4/3, camera tilted 38 degrees): p2's
     marble rolled up the board at 20.6 s slowed to a stop at the top of its roll and rolled back; its track was
     lost there at a resting ball's speed and the table settled at 21.23 s with the ball rolling back down.
     Refereed as `referee run` does: no settle while a ball is in flight, every settled table right, the scores
     exact."""
-    folder = Path(__file__).resolve().parents[2] / "sample_videos" / "variants" / "starcluster" / "v10"
-    spec = RunSpec(str(folder / "video.mp4"), "starcluster", tmp_path / "run", profile=folder / "profile.json",
-                   session=folder / "truth.json", pose=False, tracks=False)
-    with RefereeSession.open(spec) as session:
-        session.run()
-    truth = load_truth(folder / "truth.json")
-    run = load_run(tmp_path / "run", truth)
+    truth, run = referee_variant("v10", tmp_path)
     assert settles_in_flight(run.events, truth) == 0
     placed = score_assignment(run.events, truth)
     assert placed.balls_right == placed.balls_total and placed.exact_snapshots == placed.truth_snapshots, \
@@ -425,3 +430,19 @@ def test_a_run_resumed_mid_match_keeps_the_balls_its_first_frame_shows(lookalike
     there = [ball.owner for ball in balls if any(colour == ball.owner and np.hypot(x - ball.x, y - ball.y) < r
                                                  for _id, colour, x, y, *_ in tracked.tracks)]
     assert there == (["p1", "p2"] if resumed else []), tracked.tracks
+
+
+def test_a_gutter_ball_lifted_soon_after_it_stopped_is_read_in_its_gutter(tmp_path):
+    """The committed variant sample starcluster_v14 (31.8 mm marbles, dark gutters, camera tilted 51 degrees): p2's
+    ball stopped dead in a gutter at 16.03 s, and the umpire lifted it at 16.77 s. The video's compression healed
+    the ball's picture after the stop, its detected centre drifted 6 px and its filter never fell to the rest speed
+    before the lift; the settle after the lift read no ball, a failed ball back in hand, and p2 scored 4 where the
+    truth has 3. Refereed as `referee run` does: the gutter ball is read in its gutter, no settle while a ball is in
+    flight, the scores exact. (Its settle comes after the lift, so it is not paired with the truth's.)"""
+    truth, run = referee_variant("v14", tmp_path)
+    assert settles_in_flight(run.events, truth) == 0
+    read = [sorted((b.owner, b.at.place) for b in e.snapshot.balls) for e in run.events
+            if isinstance(e, TableSettled) and 16.5 <= e.t <= 17.5]
+    assert read == [[("p2", Place.GUTTER)]], read
+    scores = score_finals(run.result, truth.result)
+    assert scores.exact, (scores.run, scores.truth)

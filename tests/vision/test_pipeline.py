@@ -14,7 +14,8 @@ from clocks import LockstepClock
 from calibration import monitor
 from referee.session import RefereeSession, RunSpec, Verdict
 from rules.errors import InputError
-from rules.events import Confirm, OutOfBallsChoice, Overturn, RoundEnd, RoundPause, RoundResume, Snapshot, UmpireFoul
+from rules.events import (Confirm, Location, OutOfBallsChoice, Overturn, Place, RoundEnd, RoundPause, RoundResume,
+                          Snapshot, UmpireFoul)
 from rules.replay import read_log, replay
 from simulation.make_samples import SEED
 from simulation.realism import Realism
@@ -661,3 +662,37 @@ def test_a_track_lost_slow_on_its_window_keeps_the_frame_it_was_last_seen_on():
         lost = replace(seen, state=TrackState.LOST)
         pipeline._note_sightings(frames[31], (lost,))
         assert (pipeline._last_sight.get(1) is frames[30]) is kept, slow
+
+
+@pytest.mark.parametrize("place, speed, settled_with, kept", [
+    (Place.GUTTER, 13.0, False, True),  # starcluster_v14: lying in its gutter, its picture still healing
+    (Place.GUTTER, 13.0, True, False),  # the table settled with it there: then lifted away, not lost at rest
+    (Place.GUTTER, 400.0, False, False),  # rolling along the gutter for real
+    (Place.GROUPED, 13.0, False, False),  # on the open board: the rest test decides, as before
+])
+def test_a_ball_lost_lying_in_a_gutter_is_read_where_it_was_last_seen(place, speed, settled_with, kept):
+    """starcluster_v14: p2's ball stopped dead in a dark gutter; the video's compression healed its picture over
+    the next few tenths of a second, its detected centre drifted 6 px and its filter kept 13 mm/s (the rest speed
+    is 12), and the umpire lifted it 0.74 s after it stopped. The settle after the lift read no ball: a failed ball,
+    back in hand (+1 at round end). A ball in a gutter leaves it only in a hand, so the frame it was last seen on
+    shows it where it came to rest, unless the table has settled with it there since (then it was lifted away)."""
+    from calibration.profile import load_profile
+    from vision.config import PipelineConfig
+    from vision.games import game_vision
+    from vision.pipeline import VisionPipeline
+    from vision.types import Track, TrackState
+    from vision.video_io import Frame
+
+    def unused(*_):
+        raise AssertionError("no detector is needed to note sightings")
+
+    pipeline = VisionPipeline(game_vision("starcluster"), load_profile("starcluster"), PipelineConfig(), unused)
+    if settled_with:
+        pipeline._settled_with = {1}
+    frames = [Frame(i, i / 30, np.full((4, 4, 3), i, np.uint8)) for i in range(32)]
+    for frame in frames[:31]:
+        seen = Track(1, "red", 20, 300, 0.0, speed, TrackState.CONFIRMED, False, frame.t, frame.index + 1,
+                     born_t=0.0, slow=False, location=Location(place))
+        pipeline._note_sightings(frame, (seen,))
+    pipeline._note_sightings(frames[31], (replace(seen, state=TrackState.LOST),))
+    assert (pipeline._last_sight.get(1) is frames[30]) is kept
