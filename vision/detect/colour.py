@@ -306,8 +306,10 @@ class ColourDetector:
                          shift: tuple[float, float]) -> float | None:
         """`_on_bare`'s measure: the disc's mean difference from the table before play (8-bit Lab, |dL| + |da| +
         |db|), less the lower quartile of the same over the ring 1.5-2.5 radii round it (lighting drift and shadows
-        change the ring too; a hand or the ball beside it changes only part of it). None where the table before
-        play is not known all over the disc (a ball stood there) or the patch leaves the box."""
+        change the ring too; a hand or the ball beside it changes only part of it), both where the table before
+        play is known. None where it is not known at the disc's centre or over half of it (a ball stood there), or
+        the patch leaves the box. (Judged on the known part: piratenbillard_v14's starting row's paint between two
+        of its balls, half a ball from the nearer, stood as a ninth ball of its player.)"""
         assert self._bare is not None
         reach = int(np.ceil(2.5 * r))
         cx, cy = int(round(centre[0])), int(round(centre[1]))
@@ -323,9 +325,10 @@ class ColourDetector:
             return None
         offsets = np.arange(-reach, reach + 1, dtype=np.float64)
         distance = np.hypot(offsets[None, :] + cx - centre[0], offsets[:, None] + cy - centre[1])
-        disc = distance <= r
+        whole = distance <= r
+        disc = whole & known
         ring = (distance >= 1.5 * r) & (distance <= 2.5 * r) & known
-        if not disc.any() or not known[disc].all() or np.count_nonzero(ring) < np.count_nonzero(disc):
+        if 2 * np.count_nonzero(disc) < np.count_nonzero(whole) or np.count_nonzero(ring) < np.count_nonzero(disc):
             return None
         # the table then at this patch's place on the steadied image, to a fraction of a pixel (a slot's dark edge on
         # the white table, half a pixel off, differs by more than a ball: starcluster_v12)
