@@ -34,7 +34,8 @@ from calibration.monitor import CalibrationMonitor, MarkersLostWarning
 from calibration.monitor import TableMovement as MonitorMovement
 from calibration.profile import TableProfile
 from rules.errors import InputError
-from rules.events import BallLifted, Event, GameStart, Location, Place, ShotStarted, Snapshot, TableMovement, TableSettled
+from rules.events import (BallLifted, Event, GameStart, Location, Place, ShotStarted, Snapshot, TableMovement,
+                          TableSettled)
 from vision.cells import BareTable, on_play_line_stripe, read_settled
 from vision.config import PipelineConfig, SettleConfig
 from vision.detect.colour import ColourDetector
@@ -280,8 +281,9 @@ class VisionPipeline:
 
     def _note_sightings(self, frame: Frame, tracks: tuple[Track, ...]) -> None:
         """Keep, for each track lost while as slow as a ball at rest after being seen on every frame of a rest
-        window, the frame it was last seen on (`_settled_image`). One lost while moving (a ball lifted away, rolling out of sight) was not
-        at rest there; one seen on and off (a flickering detection of a slot's shadow) is no sure ball."""
+        window, the frame it was last seen on (`_settled_image`). One lost while moving (a ball lifted away, rolling
+        out of sight) was not at rest there; one seen on and off (a flickering detection of a slot's shadow) is no sure
+        ball."""
         present = {tr.id: tr for tr in tracks}
         window = self.config.settle.rest_debounce_s
         previous = self._previous
