@@ -94,6 +94,14 @@ class BoardMapper:
         """Contact points (N, 2) mm -> the ball's visible centre (N, 2) in undistorted image px."""
         return self.calibration.board_to_image(self.plane_point(contact_mm))
 
+    def ball_discs_px(self, contact_mm: np.ndarray) -> list[tuple[float, float, float]]:
+        """Contact points (N, 2) mm -> each resting ball's disc in the image: (u, v, r) px."""
+        points = np.asarray(contact_mm, float).reshape(-1, 2)
+        if not len(points):
+            return []
+        return [(float(u), float(v), float(r)) for (u, v), r in
+                zip(self.ball_centre_px(points), self.ball_radius_px(points))]
+
     def ball_radius_px(self, contact_mm: np.ndarray) -> np.ndarray:
         """Apparent radius (N,) in px of a ball resting at each contact point."""
         p = np.asarray(contact_mm, float).reshape(-1, 2)

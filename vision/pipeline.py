@@ -335,10 +335,8 @@ class VisionPipeline:
             if any(tr.location == at and (tr.born_t is None or tr.born_t <= old) for tr in tracks):
                 continue
             outline = self._mapper.calibration.board_to_image(np.array(rects[at].corners, float))
-            around = np.array([(tr.x, tr.y) for tr in tracks if tr.location != at], float).reshape(-1, 2)
-            balls = [(float(u), float(v), float(r)) for (u, v), r in
-                     zip(self._mapper.ball_centre_px(around), self._mapper.ball_radius_px(around))]
-            self.detector.learn_uncovered(image, owner, outline, balls)
+            around = np.array([(tr.x, tr.y) for tr in tracks if tr.location != at], float)
+            self.detector.learn_uncovered(image, owner, outline, self._mapper.ball_discs_px(around))
 
     def _learn_bare(self, image: np.ndarray, found: list[Detection], known: list[Point]) -> int:
         """The detector's table before play (`ColourDetector.learn_bare`), clear of the balls the game starts with
@@ -348,9 +346,7 @@ class VisionPipeline:
         table."""
         if not isinstance(self.detector, ColourDetector) or self._mapper is None:
             return 0
-        points = np.array(known, float).reshape(-1, 2)
-        balls = [(float(u), float(v), float(r)) for (u, v), r in
-                 zip(self._mapper.ball_centre_px(points), self._mapper.ball_radius_px(points))] if len(points) else []
+        balls = self._mapper.ball_discs_px(np.array(known, float))
         mine = [d for d in found if d.colour in self.players]
         cleared = [d for d in found if self._snapshot is not None or any(
             (d.u - u) ** 2 + (d.v - v) ** 2 <= (2 * r) ** 2 for u, v, r in balls)]

@@ -372,7 +372,7 @@ def test_a_ball_on_the_table_before_play_is_still_found_where_it_is_cleared_roun
     mapper = BoardMapper(calibrate_markers(first, v.profile), v.profile)
     detector = make_detector("color", first, mapper, players, {}, colours=v.colours)
     at = np.array([(b.x, b.y) for b in balls])
-    detector.learn_bare(first, [(u, w, r) for (u, w), r in zip(mapper.ball_centre_px(at), mapper.ball_radius_px(at))])
+    detector.learn_bare(first, mapper.ball_discs_px(at))
     stabiliser = TableStabiliser(first, mapper.calibration, v.profile, PipelineConfig().stabiliser)
     for image in frames[len(frames) // 2 + 1:]:
         assert_just(found_balls(detector, mapper, image, stabiliser, players), balls,

@@ -122,7 +122,7 @@ def test_starting_row_paint_half_a_ball_from_a_ball_is_the_table(tmp_path):
     mapper = BoardMapper(calibrate_markers(frames[0], v.profile), v.profile)
     samples = game_vision(v.game).colour_samples(v.profile, v.layout.seats)
     at = np.array([point for points in samples.values() for point in points], float)
-    starting = [(u, w, r) for (u, w), r in zip(mapper.ball_centre_px(at), mapper.ball_radius_px(at))]
+    starting = mapper.ball_discs_px(at)
     counts = {}
     for learnt in (False, True):
         detector = make_detector("color", frames[0], mapper, list(v.players), samples, colours=v.colours,

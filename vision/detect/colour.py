@@ -181,11 +181,9 @@ class ColourDetector:
         """
         known: dict[str, list[tuple[float, float, float]]] = {}
         for player, points in (samples_mm or {}).items():
-            cells = np.array(points, float)
-            if len(cells):
-                uv = mapper.ball_centre_px(cells)
-                radii = mapper.ball_radius_px(cells)
-                known[player] = [(float(u), float(v), float(r)) for (u, v), r in zip(uv, radii)]
+            discs = mapper.ball_discs_px(np.array(points, float))
+            if discs:
+                known[player] = discs
         h, w = image.shape[:2]
         table = table_pixels((h, w), mapper.table_polygon_px(0.0))
         everything = [ball for balls in known.values() for ball in balls]
@@ -214,8 +212,7 @@ class ColourDetector:
         self._painted = False
         if not known:
             return
-        bx0, by0, bx1, by1 = self.box
-        labels = self._classify(self._shrink(image[by0:by1, bx0:bx1]))
+        labels = self._classify(self._shrink(image))
         clear = np.zeros_like(self.paint)
         balls = [(u, v, r) for centres in known.values() for u, v, r in centres]
         # and the balls found elsewhere; one found within two radii of a known ball is that ball, or the paint of
@@ -235,11 +232,10 @@ class ColourDetector:
         resolution pixels), clear of `balls` ((u, v, r) px: the balls round it) as `learn_paint` keeps clear of
         them. An emptied starting space took in the shadow of the ball behind it and the top of the one in front,
         was not flat, and stood as a ball: piratenbillard_v7 read a ninth ball there and lost a capture."""
-        bx0, by0, bx1, by1 = self.box
-        small = self._shrink(image[by0:by1, bx0:bx1])
+        small = self._shrink(image)
         labels = self._classify(small)
         inside = np.zeros_like(self.paint)
-        local = (np.asarray(outline_px, float) - [bx0, by0] + 0.5) * self.scale - 0.5
+        local = np.column_stack(self._to_box(*np.asarray(outline_px, float).T))
         cv2.fillConvexPoly(inside, np.round(local * 16).astype(np.int32), 255, cv2.LINE_8, 4)
         clear = np.zeros_like(self.paint)
         self._clear_round(clear, balls)
@@ -258,8 +254,7 @@ class ColourDetector:
         (`_on_bare`). A dark gutter read as a shaded peach ball and slot rims as rust ones (starcluster_v8, _v12: 24 %
         and 1 % of detections right); no colour threshold told them apart from the balls' shaded sides, but the
         empty table there did."""
-        bx0, by0, bx1, by1 = self.box
-        self._bare = cv2.cvtColor(self._shrink(image[by0:by1, bx0:bx1]), cv2.COLOR_BGR2LAB).astype(np.float32)
+        self._bare = cv2.cvtColor(self._shrink(image), cv2.COLOR_BGR2LAB).astype(np.float32)
         under = np.zeros((self.size[1], self.size[0]), np.uint8)
         self._clear_round(under, balls)
         self._bare_known = (under == 0) & (self.table_mask > 0)
@@ -272,12 +267,12 @@ class ColourDetector:
         (the calibrations agree to a pixel or two: a slot's edge that far off differs like a ball)."""
         if self._bare is None:
             return
-        bx0, by0, bx1, by1 = self.box
+        bx0, by0 = self.box[:2]
         to_box = np.array([[self.scale, 0, (0.5 - bx0) * self.scale - 0.5],
                            [0, self.scale, (0.5 - by0) * self.scale - 0.5], [0, 0, 1]])
         # box pixels now -> before, as ECC finds it (the box's own pixels: the bare table is compared there)
         back = np.linalg.inv(to_box @ np.asarray(moved, float) @ np.linalg.inv(to_box)).astype(np.float32)
-        now = cv2.cvtColor(self._shrink(image[by0:by1, bx0:bx1]), cv2.COLOR_BGR2LAB)[..., 0].astype(np.float32)
+        now = cv2.cvtColor(self._shrink(image), cv2.COLOR_BGR2LAB)[..., 0].astype(np.float32)
         try:
             _, aligned = cv2.findTransformECC(now, self._bare[..., 0], back, cv2.MOTION_HOMOGRAPHY,
                                               (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 50, 1e-4),
@@ -340,9 +335,8 @@ class ColourDetector:
 
     def _clear_round(self, clear: np.ndarray, balls: Sequence[tuple[float, float, float]]) -> None:
         """Mark, on the analysis box's mask `clear`, `paint_clear_radii` round each ball ((u, v, r) full px)."""
-        bx0, by0 = self.box[:2]
         for u, v, r in balls:  # full-resolution pixels -> the analysis box's
-            centre = ((u - bx0 + 0.5) * self.scale - 0.5, (v - by0 + 0.5) * self.scale - 0.5)
+            centre = self._to_box(u, v)
             cv2.circle(clear, (int(round(centre[0] * 4)), int(round(centre[1] * 4))),
                        max(1, int(round(self.config.paint_clear_radii * r * self.scale * 4))), 255, -1, cv2.LINE_8, 2)
 
@@ -364,8 +358,7 @@ class ColourDetector:
         in each of B, G and R (`_FLOOR_SHIFT`: lighting drift). Only beyond the edge, where no ball rests in
         play: on the table the colour model decides as before."""
         self._floor = None
-        bx0, by0, bx1, by1 = self.box
-        small = self._shrink(image[by0:by1, bx0:bx1])
+        small = self._shrink(image)
         labels = self._classify(small)
         seen = small[self._beyond & (labels != BACKGROUND) & (labels != UNKNOWN)]
         if not len(seen):
@@ -412,7 +405,7 @@ class ColourDetector:
         if self.scale == 1.0:  # only the looked-at part of the box is classified
             small = image[by0 + sy0:by0 + sy1, bx0 + sx0:bx0 + sx1]
         else:  # shrink the whole box (so the pixels are those of the full box), then cut
-            small = self._shrink(image[by0:by1, bx0:bx1])[sy0:sy1, sx0:sx1]
+            small = self._shrink(image)[sy0:sy1, sx0:sx1]
         labels = cv2.bitwise_and(self._classify(small), keep)
         if self._painted:  # a player's colour painted on the table is the table's
             labels[labels == self.paint[sy0:sy1, sx0:sx1]] = BACKGROUND
@@ -440,8 +433,11 @@ class ColourDetector:
         for view in self._views:
             view.measured = {}
 
-    def _shrink(self, box: np.ndarray) -> np.ndarray:
-        """The box at the analysis scale: halved (block averages) while 2x or more is left, then bilinear."""
+    def _shrink(self, image: np.ndarray) -> np.ndarray:
+        """The frame's detection box at the analysis scale: halved (block averages) while 2x or more is left, then
+        bilinear."""
+        bx0, by0, bx1, by1 = self.box
+        box = image[by0:by1, bx0:bx1]
         for _ in range(self._halvings):
             box = cv2.resize(box, (box.shape[1] // 2, box.shape[0] // 2), interpolation=cv2.INTER_AREA)
         if (box.shape[1], box.shape[0]) != self.size:
