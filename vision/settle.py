@@ -202,7 +202,8 @@ class SettleWatch:
         visible = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
         in_air = self._in_air(t, tracks, hand) if self.flying or self.field is not None else False
         lost_moving = any(tr.state is TrackState.LOST and not tr.at_rest and (
-            math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s or self._rolled_out(tr, hand)) for tr in tracks)
+            math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s or self._rolled_out(tr, hand)
+            or self._lost_rolling(t, tr)) for tr in tracks)
         if any(tr.state is not TrackState.TENTATIVE and math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s
                for tr in tracks) or lost_moving:
             self._armed = True  # real motion (well above the rest speed, so jitter does not count)
@@ -258,6 +259,18 @@ class SettleWatch:
         resting ball's, and the table settled while it rolled back down (starcluster_v10)."""
         return self.field is not None and not self.flying and not tr.slow and not hand \
             and self.field.contains((tr.x, tr.y)) and tr.location is not None and tr.location.place is Place.GROUPED
+
+    def _lost_rolling(self, t: float, tr: Track) -> bool:
+        """Was the lost track `tr` lost before it could be seen at rest (within the debounce time of its last fast
+        motion), and lost for less than that time? A ball is at rest only once it has been seen slow for the
+        debounce time; one lost sooner may still be rolling, unseen for a few frames. A marble rolled into a
+        slot's mouth slowed to a stop there, was lost for two frames and rolled back out: the table settled
+        with it in the slot (starcluster_v16). Not in a gutter: a ball leaves one only in a hand, and one lost
+        there is read where it was last seen (`vision.pipeline._in_gutter_at_last`: starcluster_v14's, lifted by
+        the umpire 0.74 s after it stopped dead). Where balls fly, the hop's own watch (`_in_air`) stands for this."""
+        debounce = self.config.rest_debounce_s
+        return not self.flying and tr.fast_t is not None and not tr.slow and tr.last_seen_t - tr.fast_t < debounce \
+            and t - tr.last_seen_t < debounce and (tr.location is None or tr.location.place is not Place.GUTTER)
 
     def _found(self, last: Track, tracks: tuple[Track, ...]) -> bool:
         """Seen again as a new track of its colour: one born since it was last seen, or one born beside where it

@@ -268,7 +268,8 @@ class Tracker:
         x, y, vx, vy = track.x.tolist()
         return Track(track.id, track.colour, x, y, vx, vy, track.state, track.at_rest, track.last_seen_t, track.hits,
                      location=track.location, confidence=track.confidence, born_at=track.born_at,
-                     born_t=track.born_t, slow=track.slow)
+                     born_t=track.born_t, slow=track.slow,
+                     fast_t=None if track.fast_t == float("-inf") else track.fast_t)
 
 
 @lru_cache(maxsize=64)

@@ -64,6 +64,7 @@ class Track:
     born_t: float | None = None  # time of its first detection
     slow: bool = False  # its latest window of detections moved slower than the rest speed (`at_rest` also
     #                     needs the debounce time since it was last fast, and no creep one way)
+    fast_t: float | None = None  # when its filtered speed was last over the motion speed (None: never)
 
 
 class Detector(Protocol):

@@ -105,3 +105,15 @@ def test_a_ball_that_stopped_is_slow_on_its_window_before_it_is_at_rest():
     tracker = Tracker(TrackingConfig(), SettleConfig())
     for i in range(60):
         assert not any(track.slow for track in tracker.update(i / 30, [ball(100 + i, 200)]).tracks)  # 30 mm/s
+
+
+def test_a_track_reports_when_it_was_last_fast():
+    """`Track.fast_t`: when its filtered speed was last over the motion speed (the settle watch holds a table
+    whose ball was lost sooner after that than a ball needs to be seen at rest); None for a ball never struck."""
+    tracker = Tracker(TrackingConfig(), SettleConfig())
+    for i in range(40):
+        update = tracker.update(i / 30, [ball(100 + 20 * min(i, 15), 200), ball(500, 500, "blue")])
+    rolled, = (tr for tr in update.tracks if tr.colour == "red")
+    still, = (tr for tr in update.tracks if tr.colour == "blue")
+    assert rolled.fast_t is not None and 10 / 30 <= rolled.fast_t <= 20 / 30 and rolled.at_rest
+    assert still.fast_t is None
