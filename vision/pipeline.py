@@ -118,7 +118,7 @@ class VisionPipeline:
         self.detector: Detector | None = None
         self.tracker = Tracker(config.tracking, config.settle)
         self.settle = SettleWatch(config.settle, profile.table, game.max_hop_mm > 0, profile.ball_diameter_mm,
-                                  profile.playing_field)
+                                  profile.playing_field, beyond_reach(profile))
         self.shots = ShotSegmenter(game.shot_watch(profile, config.shots, config.settle), config.shots)
         self.times = StageTimes()
         self.players: tuple[str, ...] = ()
@@ -212,7 +212,8 @@ class VisionPipeline:
         self._note_sightings(frame, update.tracks)
         tracked = tracked_frame(frame.t, update.tracks, balls, self._mapper.ball_centre_px) if self.record_tracks \
             else None
-        settle = self.settle.update(frame.t, update.tracks, hand, self._shifts is not None and self._shifts.moving)
+        settle = self.settle.update(frame.t, update.tracks, hand, self._shifts is not None and self._shifts.moving,
+                                    update.born)
         segmented = self.shots.update(frame.t, update, settle, hand)
         events = segmented.events
         if settle is not None:
@@ -509,6 +510,16 @@ def search_area(profile: TableProfile) -> Rect:
         return t
     line_y = max(profile.play_line[0][1], profile.play_line[1][1])
     return Rect(t.x_min, line_y + profile.ball_diameter_mm / 2, t.x_max, t.y_max)
+
+
+def beyond_reach(profile: TableProfile) -> Rect | None:
+    """On a table with a Play Line, the table a ball's length beyond it: a ball found there anew was rolled there,
+    not carried in the shooter's hand (None on a table without one)."""
+    if profile.play_line is None:
+        return None
+    t = profile.table
+    line_y = max(profile.play_line[0][1], profile.play_line[1][1])
+    return Rect(t.x_min, line_y + profile.ball_diameter_mm, t.x_max, t.y_max)
 
 
 def gutters_behind(profile: TableProfile, looked_at: Rect) -> tuple[Rect, ...]:

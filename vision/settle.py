@@ -32,7 +32,8 @@ import numpy as np
 from calibration.geometry import Rect
 from rules.events import Place
 from vision.config import HandConfig, SettleConfig
-from vision.types import Track, TrackState
+from vision.track import TIME_EPS_S
+from vision.types import BoardBall, Track, TrackState
 
 FOREGROUND_SLOWDOWN = 10  # a big foreground blob (a player leaning in) is learnt into the background this much slower
 
@@ -181,22 +182,27 @@ class SettleWatch:
     """
 
     def __init__(self, config: SettleConfig, table: Rect | None = None, flying: bool = False,
-                 ball_mm: float = 0.0, field: Rect | None = None) -> None:
+                 ball_mm: float = 0.0, field: Rect | None = None, rolled_in: Rect | None = None) -> None:
         self.config = config
         self.table = table
         self.flying = flying
         self.field = field
+        self.rolled_in = rolled_in
         self.ball_mm = ball_mm
         self._armed = True  # the table has not been reported settled since the last motion
         self._start: float | None = None
         self._moving: dict[int, Track] = {}  # confirmed tracks moving on the last frame
         self._vanished: dict[int, tuple[float, Track]] = {}  # id -> (when it vanished, its last moving state)
         self._hidden_by: dict[int, tuple[Track, Track]] = {}  # id -> (its last moving state, the ball hiding it)
+        self._moved_t = -math.inf  # when a ball was last seen moving for real
+        self._stirred_t = -math.inf  # ... or, where balls roll, a ball was last found anew soon after (`_stirred`)
 
-    def update(self, t: float, tracks: tuple[Track, ...], hand: bool, table_moving: bool = False) -> Settle | None:
+    def update(self, t: float, tracks: tuple[Track, ...], hand: bool, table_moving: bool = False,
+               born: tuple[BoardBall, ...] = ()) -> Settle | None:
         """`table_moving`: the table's markers have left where they lay and the movement is not yet called
         (`vision.stabilise.ShiftWatch.moving`); the settle waits for that call, so a shove during a shot is
-        reported before the shot's settle and charged to its shooter."""
+        reported before the shot's settle and charged to its shooter. `born`: the detections that started a new
+        track on this frame (`TrackerUpdate.born`)."""
         if self._start is None:
             self._start = t
         visible = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
@@ -207,7 +213,12 @@ class SettleWatch:
         if any(tr.state is not TrackState.TENTATIVE and math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s
                for tr in tracks) or lost_moving:
             self._armed = True  # real motion (well above the rest speed, so jitter does not count)
-        if any(not tr.at_rest for tr in visible) or lost_moving or in_air:
+        if any(math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s for tr in visible):
+            self._moved_t = t  # a ball seen moving for real
+        if self._stirred(t, born):
+            self._stirred_t = t
+        if any(not tr.at_rest for tr in visible) or lost_moving or in_air \
+                or t - self._stirred_t < self.config.rest_debounce_s - TIME_EPS_S:
             return None
         if hand or table_moving or not self._armed or t - self._start < self.config.rest_debounce_s:
             return None  # a hand is over the table, it is being moved, nothing moved, or balls are being found
@@ -223,6 +234,22 @@ class SettleWatch:
                           if i in lost and not self._beside(lost[i], tracks))
         self._hidden_by.clear()
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by)
+
+    def _stirred(self, t: float, born: tuple[BoardBall, ...]) -> bool:
+        """Where a ball found anew can only have rolled in (`rolled_in`: a Star Cluster table a ball's length
+        beyond the Play Line, out of the shooter's reach): was a ball seen moving for real on this frame, or
+        found anew there, outside the gutters, within `roll_wait_ms` of the last time one was? The table is quiet
+        only once neither has happened for the debounce time. A ball is at rest once its own track has been slow
+        that long, but a ball just released may not have a track yet: starcluster_v12's, blurred as it left the
+        shooter's hand, was not found for 0.2 s, and the table settled empty 0.35 s after the balls in the hand
+        last moved; starcluster_v4's was found once, on the settle's own frame, and read lying in the play area."""
+        if self.rolled_in is None:
+            return False
+        if self._moved_t == t:
+            return True
+        return t - self._moved_t < self.config.roll_wait_s and any(
+            self.rolled_in.contains((ball.x, ball.y))
+            and (ball.location is None or ball.location.place is not Place.GUTTER) for ball in born)
 
     def _in_air(self, t: float, tracks: tuple[Track, ...], hand: bool) -> bool:
         """Is a ball that vanished in flight (or rolling over the field) still unaccounted for, and not yet waited

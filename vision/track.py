@@ -74,6 +74,7 @@ class TrackerUpdate:
     tracks: tuple[Track, ...]  # every confirmed or lost track, after this frame
     ended: tuple[Track, ...]  # tracks dropped this frame (lost for too long), in their last state
     seen: frozenset[int]  # ids matched to a detection this frame
+    born: tuple[BoardBall, ...] = ()  # the balls that started a new track this frame
 
 
 class Tracker:
@@ -115,14 +116,15 @@ class Tracker:
                     ended.append(self._report(track, t))
             else:
                 track.state = TrackState.LOST
-        for i, ball in enumerate(balls):
-            if i not in used:
-                self._birth(ball, t)
+        born = tuple(ball for i, ball in enumerate(balls) if i not in used)
+        for ball in born:
+            self._birth(ball, t)
         reported = [tr for tr in self._tracks if tr.state is not TrackState.TENTATIVE]
         return TrackerUpdate(
             tracks=tuple(self._report(tr, t) for tr in reported),
             ended=tuple(ended),
             seen=frozenset(tr.id for tr in reported if tr.id in matched),
+            born=born,
         )
 
     # ------------------------------------------------------------------ Kalman filter

@@ -14,7 +14,7 @@ from simulation.render import Renderer
 from vision.config import HandConfig, SettleConfig
 from vision.settle import HandWatch, SettleWatch
 from rules.events import Location, Place
-from vision.types import Track, TrackState
+from vision.types import BoardBall, Detection, Track, TrackState
 from calibration.geometry import Rect
 
 
@@ -327,3 +327,30 @@ def test_a_ball_lost_before_it_could_be_seen_at_rest_holds_the_settle_for_the_de
     assert lost_in_the_mouth(fast_t=None) is not None
     assert lost_in_the_mouth(fast_t=0.7, slow=True) is not None
     assert lost_in_the_mouth(fast_t=0.7, at=Location(Place.GUTTER)) is not None  # read where it was last seen
+
+
+def test_a_ball_found_anew_out_of_the_shooters_reach_restarts_the_quiet_period():
+    """starcluster_v4: p2's marble, released as the balls in the shooter's hand last moved, was found once, 150 mm
+    past the Play Line, on the very frame the table settled, and read lying in the play area. Where a ball found
+    anew can only have rolled in (`rolled_in`: a ball's length past the line), it restarts the debounce, as a ball
+    seen moving does: the table is quiet only once neither has happened for the debounce time. A ball found anew
+    within reach of the line (in the shooter's hand), in a gutter, or long after anything last moved (a resting
+    ball found again) does not."""
+    def found(x, y, at=Location(Place.PLAY_AREA)):
+        return BoardBall(Detection(0, 0, 5, "blue", 0.8), x, y, at)
+
+    def settles(born, at=0.45):
+        watch = SettleWatch(SettleConfig(rest_debounce_ms=400, roll_wait_ms=3000), Rect(0, 0, 700, 1400), False,
+                            30.0, field=Rect(0, 450, 700, 1400), rolled_in=Rect(0, 260, 700, 1400))
+        watch.update(-1.0, (track(),), False)
+        watch.update(0.0, (track(vx=600, at_rest=False),), False)  # a ball in the hand, moving for real
+        watch.update(0.1, (track(),), False)
+        return watch.update(at, (track(),), False, born=born)
+    assert settles(()) is not None  # nothing found: quiet since the motion
+    assert settles((found(300, 380),)) is None  # a released ball: wait the debounce from it
+    assert settles((found(300, 240),)) is not None  # at the line: the shooter's hand
+    assert settles((found(30, 500, Location(Place.GUTTER)),)) is not None
+    assert settles((found(300, 380),), at=3.05) is not None  # long after the last motion
+    watch = SettleWatch(SettleConfig(rest_debounce_ms=400), Rect(0, 0, 700, 1400), True, 30.0)  # no Play Line
+    watch.update(0.0, (track(),), False)
+    assert watch.update(0.45, (track(),), False, born=(found(300, 380),)) is not None

@@ -117,3 +117,12 @@ def test_a_track_reports_when_it_was_last_fast():
     still, = (tr for tr in update.tracks if tr.colour == "blue")
     assert rolled.fast_t is not None and 10 / 30 <= rolled.fast_t <= 20 / 30 and rolled.at_rest
     assert still.fast_t is None
+
+
+def test_the_tracker_reports_the_balls_that_started_a_track():
+    """`TrackerUpdate.born`: the detections no track took on this frame (the settle watch's "found anew")."""
+    tracker = Tracker(TrackingConfig(), SettleConfig())
+    first = tracker.update(0.0, [ball(100, 200)])
+    assert [(b.x, b.y) for b in first.born] == [(100, 200)]
+    again = tracker.update(1 / 30, [ball(102, 200), ball(600, 900, "blue")])
+    assert [(b.x, b.y, b.detection.colour) for b in again.born] == [(600, 900, "blue")]
