@@ -195,7 +195,8 @@ class SettleWatch:
         self._vanished: dict[int, tuple[float, Track]] = {}  # id -> (when it vanished, its last moving state)
         self._hidden_by: dict[int, tuple[Track, Track]] = {}  # id -> (its last moving state, the ball hiding it)
         self._moved_t = -math.inf  # when a ball was last seen moving for real
-        self._stirred_t = -math.inf  # ... or, where balls roll, a ball was last found anew soon after (`_stirred`)
+        # where balls roll in past a Play Line: when a ball was last seen moving, or found anew (`_rolled_in`)
+        self._stirred_t = -math.inf
 
     def update(self, t: float, tracks: tuple[Track, ...], hand: bool, table_moving: bool = False,
                born: tuple[BoardBall, ...] = ()) -> Settle | None:
@@ -213,10 +214,11 @@ class SettleWatch:
         if any(tr.state is not TrackState.TENTATIVE and math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s
                for tr in tracks) or lost_moving:
             self._armed = True  # real motion (well above the rest speed, so jitter does not count)
-        if any(math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s for tr in visible):
-            self._moved_t = t  # a ball seen moving for real
-        if self._stirred(t, born):
+        moved = any(math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s for tr in visible)
+        if self.rolled_in is not None and (moved or self._rolled_in(t, born)):
             self._stirred_t = t
+        if moved:
+            self._moved_t = t
         if any(not tr.at_rest for tr in visible) or lost_moving or in_air \
                 or t - self._stirred_t < self.config.rest_debounce_s - TIME_EPS_S:
             return None
@@ -235,18 +237,14 @@ class SettleWatch:
         self._hidden_by.clear()
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by)
 
-    def _stirred(self, t: float, born: tuple[BoardBall, ...]) -> bool:
-        """Where a ball found anew can only have rolled in (`rolled_in`: a Star Cluster table a ball's length
-        beyond the Play Line, out of the shooter's reach): was a ball seen moving for real on this frame, or
-        found anew there, outside the gutters, within `roll_wait_ms` of the last time one was? The table is quiet
-        only once neither has happened for the debounce time. A ball is at rest once its own track has been slow
-        that long, but a ball just released may not have a track yet: starcluster_v12's, blurred as it left the
-        shooter's hand, was not found for 0.2 s, and the table settled empty 0.35 s after the balls in the hand
-        last moved; starcluster_v4's was found once, on the settle's own frame, and read lying in the play area."""
-        if self.rolled_in is None:
-            return False
-        if self._moved_t == t:
-            return True
+    def _rolled_in(self, t: float, born: tuple[BoardBall, ...]) -> bool:
+        """Was a ball found anew where it can only have rolled in (`rolled_in`: a Star Cluster table a ball's length
+        beyond the Play Line, out of the shooter's reach), outside the gutters, within `roll_wait_ms` of the last
+        time a ball was seen moving for real? Such a ball, like one seen moving, restarts the table's quiet
+        period: a ball is at rest once its own track has been slow for the debounce time, but a ball just released
+        may not have a track yet (starcluster_v4's was found once, on the very frame the table settled, 0.1 s
+        after the release, and read lying in the play area)."""
+        assert self.rolled_in is not None
         return t - self._moved_t < self.config.roll_wait_s and any(
             self.rolled_in.contains((ball.x, ball.y))
             and (ball.location is None or ball.location.place is not Place.GUTTER) for ball in born)
