@@ -505,21 +505,23 @@ def search_area(profile: TableProfile) -> Rect:
     """Where balls are looked for: the whole table, or on a table with a Play Line the table beyond its stripe
     (half a ball past it: the stripe and the shooter's hands, skin and sleeves on the near side read as
     balls; a launched ball is first seen just past the line, which the shot logic counts as a launch)."""
-    t = profile.table
-    if profile.play_line is None:
-        return t
-    line_y = max(profile.play_line[0][1], profile.play_line[1][1])
-    return Rect(t.x_min, line_y + profile.ball_diameter_mm / 2, t.x_max, t.y_max)
+    past = _past_line(profile, profile.ball_diameter_mm / 2)
+    return profile.table if past is None else past
 
 
 def beyond_reach(profile: TableProfile) -> Rect | None:
     """On a table with a Play Line, the table a ball's length beyond it: a ball found there anew was rolled there,
     not carried in the shooter's hand (None on a table without one)."""
+    return _past_line(profile, profile.ball_diameter_mm)
+
+
+def _past_line(profile: TableProfile, margin_mm: float) -> Rect | None:
+    """The table from `margin_mm` beyond its Play Line on (None on a table without one)."""
     if profile.play_line is None:
         return None
     t = profile.table
     line_y = max(profile.play_line[0][1], profile.play_line[1][1])
-    return Rect(t.x_min, line_y + profile.ball_diameter_mm, t.x_max, t.y_max)
+    return Rect(t.x_min, line_y + margin_mm, t.x_max, t.y_max)
 
 
 def gutters_behind(profile: TableProfile, looked_at: Rect) -> tuple[Rect, ...]:
