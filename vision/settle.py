@@ -286,15 +286,17 @@ class SettleWatch:
             and self.field.contains((tr.x, tr.y)) and tr.location is not None and tr.location.place is Place.GROUPED
 
     def _lost_rolling(self, t: float, tr: Track) -> bool:
-        """Was the lost track `tr` lost before it could be seen at rest (within the debounce time of its last fast
-        motion), and lost for less than that time? A ball is at rest only once it has been seen slow for the
-        debounce time; one lost sooner may still be rolling, unseen for a few frames. A marble rolled into a
-        slot's mouth slowed to a stop there, was lost for two frames and rolled back out: the table settled
-        with it in the slot (starcluster_v16). Not in a gutter: a ball leaves one only in a hand, and one lost
+        """Was the lost track `tr` lost before it could be seen at rest (it moved since it was found, and its window
+        was not slow when it was last seen: still rolling, or creeping), and lost for less than the debounce time?
+        A ball is at rest only once it has been seen slow for the debounce time; one lost sooner may still be
+        rolling, unseen for a few frames. A marble rolled into a slot's mouth slowed to a stop there, was lost for
+        two frames and rolled back out: the table settled with it in the slot (starcluster_v16). A failed marble
+        creeping back along the Play Line two seconds after it was last fast was lost for three frames, and the
+        table settled while it crept (starcluster_v7). Not in a gutter: a ball leaves one only in a hand, and one lost
         there is read where it was last seen (`vision.pipeline._in_gutter_at_last`: starcluster_v14's, lifted by
         the umpire 0.74 s after it stopped dead). Where balls fly, the hop's own watch (`_in_air`) stands for this."""
         debounce = self.config.rest_debounce_s
-        return not self.flying and tr.fast_t is not None and not tr.slow and tr.last_seen_t - tr.fast_t < debounce \
+        return not self.flying and tr.fast_t is not None and not tr.slow \
             and t - tr.last_seen_t < debounce and (tr.location is None or tr.location.place is not Place.GUTTER)
 
     def _found(self, last: Track, tracks: tuple[Track, ...]) -> bool:

@@ -37,6 +37,7 @@ from vision.types import BoardBall, Track, TrackState
 TIME_EPS_S = 1e-6  # timestamps that differ by less are the same moment (window edges, debounce ends)
 BIRTH_POSITION_VAR_MM2 = 4.0  # a new track's position is its detection's, give or take 2 mm
 BIRTH_SPEED_SD_MM_S = 200.0  # ... and its velocity unknown: anything a rolled ball does
+CREEP_STRETCH_SEGMENTS = 5  # the fewest half-debounce segments the stretch since a turn is judged on (_creeping)
 
 # the measurement picks the position out of the state [x, y, vx, vy]
 _H = np.zeros((2, 4))
@@ -201,8 +202,12 @@ class Tracker:
         stretch it can: the median slope between the medians of half-debounce segments (Theil-Sen: a steady
         drift moves every pair, a ball that bounced once and stopped moves few). The bar is
         `creep_speed_mm_s` on a full `creep_window_ms`, raised as span^-1.5 (the noise of such a slope) on a
-        shorter stretch, so a ball that stopped dead is not held. Only a ball that has moved fast since the
-        test last passed on a full window is tested: one lying still all along is judged by the window alone.
+        shorter stretch, so a ball that stopped dead is not held. The stretch since the ball last turned back
+        is judged too, once it has `CREEP_STRETCH_SEGMENTS` segments (enough that a bounce at its start is
+        outvoted): a ball that rolled along the line, stopped against something and creeps back has no trend
+        over the whole (starcluster_v19: the slopes across the turn cancel) but one
+        over the stretch since the turn. Only a ball that has moved fast since the test last passed on a full
+        window is tested: one lying still all along is judged by the window alone.
         """
         history = track.history
         if self.settle.creep_speed_mm_s <= 0 or not track.settling or len(history) < 4:
@@ -217,22 +222,30 @@ class Tracker:
         segments: dict[int, list[tuple[float, float, float]]] = {}  # segment (0 = the newest) -> its samples
         for sample in history:
             segments.setdefault(math.floor((last - sample[0]) / seg), []).append(sample)
-        times, points = [], []
-        for k in sorted(segments):
+        times, points, starts = [], [], []
+        for k in sorted(segments, reverse=True):  # oldest first
             ts_k, xs_k, ys_k = zip(*segments[k])
+            starts.append(ts_k[0])
             times.append(median(ts_k))
             points.append((median(xs_k), median(ys_k)))
         if len(times) < 3:
             return False
         ts, pts = np.asarray(times), np.asarray(points)
         i, j = _pairs(len(ts))
-        slopes = ((pts[j] - pts[i]) / (ts[j] - ts[i])[:, None]).T.tolist()  # Theil-Sen: a bounce is no drift
-        speed = float(np.hypot(median(slopes[0]), median(slopes[1])))
-        full = span >= self.settle.creep_window_s - seg
-        bar = self.settle.creep_speed_mm_s * max(1.0, self.settle.creep_window_s / span) ** 1.5
-        if speed < bar and full:
+        slopes = (pts[j] - pts[i]) / (ts[j] - ts[i])[:, None]  # Theil-Sen: a bounce is no drift
+        creeping, still = False, True
+        turn = _last_turn(pts, self.settle.creep_speed_mm_s * seg)
+        for first in (0,) if turn is None or len(ts) - turn < CREEP_STRETCH_SEGMENTS else (0, turn):
+            stretch = float(last - starts[first])
+            mine = slopes[i >= first]
+            speed = float(np.hypot(np.median(mine[:, 0]), np.median(mine[:, 1])))
+            bar = self.settle.creep_speed_mm_s * max(1.0, self.settle.creep_window_s / stretch) ** 1.5
+            creeping |= speed >= bar
+            if first == 0:
+                still = speed < bar and span >= self.settle.creep_window_s - seg
+        if still and not creeping:
             track.settling = False  # proven still on a full window: back to the debounce test alone
-        return speed >= bar
+        return creeping
 
     def _window_at_rest(self, track: _Filter, t: float) -> bool:
         """Median position of the window's newer half vs its older half: slower than the rest speed?"""
@@ -272,6 +285,18 @@ class Tracker:
                      location=track.location, confidence=track.confidence, born_at=track.born_at,
                      born_t=track.born_t, slow=track.slow,
                      fast_t=None if track.fast_t == float("-inf") else track.fast_t)
+
+
+def _last_turn(points: np.ndarray, step_mm: float) -> int | None:
+    """The index of the last segment median (oldest first) where the track turned back: the moves into it and out
+    of it (each over up to two segments, so a turn that falls between two medians is still seen) both at least
+    `step_mm` and more than 90 degrees apart. None: no turn."""
+    n = len(points)
+    for m in range(n - 2, 0, -1):
+        into, out = points[m] - points[max(m - 2, 0)], points[min(m + 2, n - 1)] - points[m]
+        if float(np.hypot(*into)) >= step_mm and float(np.hypot(*out)) >= step_mm and float(into @ out) < 0:
+            return m
+    return None
 
 
 @lru_cache(maxsize=64)

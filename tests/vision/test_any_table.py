@@ -472,3 +472,25 @@ def test_a_marble_lost_in_a_slots_mouth_does_not_settle_the_table(tmp_path):
     assert settles_in_flight(run.events, truth) == 0
     early = [e.t for e in run.events if isinstance(e, TableSettled) and 1.5 < e.t < 14.4]
     assert early == [], early
+
+
+def test_a_marble_lost_while_it_creeps_along_the_line_does_not_settle_the_table(tmp_path):
+    """The committed variant sample starcluster_v7 (23.7 mm marbles, slots 8/3/6, camera tilted 54 degrees): p2's
+    failed marble rolled back to the Play Line and crept along it at about 17 mm/s until 15.4 s; at 10.3 s, two
+    seconds after it was last fast, its track was lost for three frames and the table settled while it crept. A
+    track lost before it was seen at rest holds the settle for the debounce time. Refereed as `referee run` does:
+    no settle while a ball is in flight, every settled table right, the scores exact."""
+    assert_refereed_ball_for_ball(*referee_variant("v7", tmp_path))
+
+
+def test_a_marble_that_turns_back_along_the_line_and_creeps_does_not_settle_the_table(tmp_path):
+    """The committed variant sample starcluster_v19 (34.4 mm marbles, slots 4/4/7, camera tilted 36 degrees): p2's
+    failed marble rolled along the Play Line against the table's side at 9.0 s and crept back at about 12 mm/s
+    until 13.9 s. Over the creep test's last two seconds the slopes across the turn cancelled, and the table
+    settled at 10.27 s while it crept. The stretch since the turn is judged too. Refereed as `referee run` does: no
+    settle while a ball is in flight, the scores exact. (The table is read after the umpire lifted the marble, 0.7
+    s after its true rest, so that settle is not paired with the truth's.)"""
+    truth, run = referee_variant("v19", tmp_path)
+    assert settles_in_flight(run.events, truth) == 0
+    scores = score_finals(run.result, truth.result)
+    assert scores.exact, (scores.run, scores.truth)

@@ -309,9 +309,11 @@ def test_a_ball_lost_at_the_top_of_its_roll_up_the_open_board_holds_the_settle()
 def test_a_ball_lost_before_it_could_be_seen_at_rest_holds_the_settle_for_the_debounce_time():
     """starcluster_v16: a marble rolled into a slot's mouth, slowed to a stop there, was lost for two frames 0.3 s
     after it was last fast (over the motion speed) and rolled back out; the table settled with it in the slot,
-    scored. A ball is at rest only once seen slow for the debounce time since it was last fast: a track lost
-    sooner holds the settle until it has been unseen that long (in a slot or anywhere but a gutter). Lost a
-    debounce time or more after it was last fast (a resting ball the detector misses), slow by its window, or in a
+    scored. starcluster_v7: a failed marble creeping back along the Play Line, two seconds after it was last fast,
+    was lost for three frames and the table settled while it crept. A ball is at rest only once seen slow for
+    the debounce time since it was last fast: a track lost before that (not at rest, not slow by its window)
+    holds the settle until it has been unseen that long (in a slot or anywhere but a gutter), however long ago it
+    was last fast. Never struck (fast_t None), slow by its window (a resting ball the detector misses), or in a
     gutter (starcluster_v14's, lifted soon after it stopped: read where it was last seen), it does not."""
     def lost_in_the_mouth(fast_t, slow=False, lost_for=0.03, at=Location(Place.SLOT, position=2, slot=2)):
         watch = watch_rolls()
@@ -323,7 +325,8 @@ def test_a_ball_lost_before_it_could_be_seen_at_rest_holds_the_settle_for_the_de
     assert lost_in_the_mouth(fast_t=0.7) is None
     assert lost_in_the_mouth(fast_t=0.7, lost_for=0.35) is None
     assert lost_in_the_mouth(fast_t=0.7, lost_for=0.45) is not None  # unseen for the debounce: no roll in sight
-    assert lost_in_the_mouth(fast_t=0.5) is not None
+    assert lost_in_the_mouth(fast_t=-1.0) is None  # creeping two seconds after it was last fast
+    assert lost_in_the_mouth(fast_t=-1.0, lost_for=0.45) is not None
     assert lost_in_the_mouth(fast_t=None) is not None
     assert lost_in_the_mouth(fast_t=0.7, slow=True) is not None
     assert lost_in_the_mouth(fast_t=0.7, at=Location(Place.GUTTER)) is not None  # read where it was last seen

@@ -126,3 +126,34 @@ def test_the_tracker_reports_the_balls_that_started_a_track():
     assert [(b.x, b.y) for b in first.born] == [(100, 200)]
     again = tracker.update(1 / 30, [ball(102, 200), ball(600, 900, "blue")])
     assert [(b.x, b.y, b.detection.colour) for b in again.born] == [(600, 900, "blue")]
+
+
+def _turned_back(creep_mm_s, seed=5):
+    """A ball struck at 600 mm/s, rolling on along x slowing from 60 to 40 mm/s into a side wall at 2.0 s, and back
+    at `creep_mm_s` for 4 s (0: it stays), its centre jittering by 1 mm: (t, at_rest) per frame."""
+    rng = np.random.default_rng(seed)
+    tracker = Tracker(TrackingConfig(), SettleConfig())
+    seen = []
+    for i in range(180):
+        t = i / 30
+        if t < 0.3:
+            x = 500 - 600 * t
+        elif t < 2.0:
+            x = 320 - 60 * (t - 0.3) + 20 / 3.4 * (t - 0.3) ** 2  # 60 mm/s at 0.3 s, 40 at the wall
+        else:
+            x = 320 - 85 + creep_mm_s * (t - 2.0)
+        for track in tracker.update(t, [ball(x + rng.uniform(-1, 1), 200 + rng.uniform(-1, 1))]).tracks:
+            seen.append((t, track.at_rest))
+    return seen
+
+
+def test_a_ball_that_turns_back_and_creeps_is_not_at_rest():
+    """starcluster_v19: a failed marble rolled along the Play Line against the side, stopped and crept back at
+    12 mm/s, under the rest speed. Over its last two seconds the slopes across the turn cancel, and the table
+    settled while it crept; the stretch since the turn shows the creep. A ball that stops dead after the same
+    turn is not held by it: at rest 1.6 s after it stopped, as before the stretch was judged."""
+    for seed in range(5):
+        crept = _turned_back(12.0, seed)
+        assert not any(rest for t, rest in crept if 3.2 <= t)
+        stopped = _turned_back(0.0, seed)
+        assert all(rest for t, rest in stopped if t >= 2.0 + 1.6)
