@@ -213,7 +213,7 @@ class VisionPipeline:
         tracked = tracked_frame(frame.t, update.tracks, balls, self._mapper.ball_centre_px) if self.record_tracks \
             else None
         settle = self.settle.update(frame.t, update.tracks, hand, self._shifts is not None and self._shifts.moving,
-                                    update.born)
+                                    update.born, self._hands.rolling)
         segmented = self.shots.update(frame.t, update, settle, hand)
         events = segmented.events
         if settle is not None:

@@ -36,6 +36,7 @@ from vision.track import TIME_EPS_S
 from vision.types import BoardBall, Track, TrackState
 
 FOREGROUND_SLOWDOWN = 10  # a big foreground blob (a player leaning in) is learnt into the background this much slower
+ROLL_MIN_BALLS = 0.5  # a changed blob of this many ball areas or more, changed as much since the last frame: a roll
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class HandWatch:
         self._watch_is_mask = foreground_polygon_px is None  # then one labelling gives both blobs and hand area
         r = max(ball_radius_px * self.scale, 1.0)
         self.min_area = config.hand_min_area_balls * np.pi * r * r
+        self.roll_area = ROLL_MIN_BALLS * np.pi * r * r
         self.cut = self._cut(width, height)
         x0, y0, x1, y1 = self.cut
         self.mask, self.watch = self.mask[y0:y1, x0:x1].copy(), self.watch[y0:y1, x0:x1].copy()
@@ -73,6 +75,8 @@ class HandWatch:
         self._last: np.ndarray | None = None  # the previous frame, shrunk: what moved since
         self._moved_t = -math.inf  # when a large foreground blob last moved
         self.present = False
+        self.rolling = False  # something ball-sized moved over the watched surface on this frame and the one before
+        self._rolled = False  # ... on the frame before
         self.area_px = 0
         self.foreground = np.zeros((y1 - y0, x1 - x0), np.uint8)  # 1 = inside a large changed blob (within `cut`)
         self._moved_foreground = self.foreground  # `foreground` when it last moved
@@ -132,6 +136,7 @@ class HandWatch:
                          or np.count_nonzero(self.foreground > self._moved_foreground) >= self.min_area / 2):
             self._moved_t = t
             self._moved_foreground = self.foreground
+        self._roll(small, changed, comp, areas)
         self._last = small
         if self._watch_is_mask:  # `changed` is already within the hand mask
             self.area_px = int(areas[1:].max()) if count > 1 else 0
@@ -149,6 +154,21 @@ class HandWatch:
             cv2.accumulateWeighted(small, self._background, self.config.background_rate / FOREGROUND_SLOWDOWN,
                                    mask=self.foreground)
         return self.present
+
+    def _roll(self, small: np.ndarray, changed: np.ndarray, comp: np.ndarray, areas: np.ndarray) -> None:
+        """`rolling`: a blob over the watched surface (`mask`), changed against the background, ball-sized (at least
+        `ROLL_MIN_BALLS` ball areas, under a hand's), of which as much changed since the last frame too, on this
+        frame and the one before. It sees a rolling ball whatever its colour: a ball the colour detector misses
+        while it rolls (light, blurred, small) still holds the settle (starcluster_v8's peach marble, grey while it
+        rolled at 1.5 m/s). A ball at rest is learnt into the background and changes nothing from frame to frame;
+        the two frames keep out a flicker of the light on an edge."""
+        assert self._last is not None  # set on the first frame, before any blob is looked at
+        moved = cv2.bitwise_and(self._changed(small, self._last), changed)
+        if not self._watch_is_mask:
+            moved = cv2.bitwise_and(moved, self.mask)
+        counts = np.bincount(comp[moved > 0], minlength=len(areas))
+        now = bool(np.any((areas >= self.roll_area) & (areas < self.min_area) & (counts >= self.roll_area)))
+        self.rolling, self._rolled = now and self._rolled, now
 
     def _changed(self, small: np.ndarray, reference: np.ndarray) -> np.ndarray:
         """1 where a channel differs from `reference` by more than `hand_diff_grey`."""
@@ -199,11 +219,13 @@ class SettleWatch:
         self._stirred_t = -math.inf
 
     def update(self, t: float, tracks: tuple[Track, ...], hand: bool, table_moving: bool = False,
-               born: tuple[BoardBall, ...] = ()) -> Settle | None:
+               born: tuple[BoardBall, ...] = (), rolling: bool = False) -> Settle | None:
         """`table_moving`: the table's markers have left where they lay and the movement is not yet called
         (`vision.stabilise.ShiftWatch.moving`); the settle waits for that call, so a shove during a shot is
         reported before the shot's settle and charged to its shooter. `born`: the detections that started a new
-        track on this frame (`TrackerUpdate.born`)."""
+        track on this frame (`TrackerUpdate.born`). `rolling`: something ball-sized moved over the board on this
+        frame, whatever its colour (`HandWatch.rolling`); where balls roll in past a Play Line, it restarts the
+        quiet period as a ball seen moving does."""
         if self._start is None:
             self._start = t
         visible = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
@@ -215,7 +237,7 @@ class SettleWatch:
                for tr in tracks) or lost_moving:
             self._armed = True  # real motion (well above the rest speed, so jitter does not count)
         moved = any(math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s for tr in visible)
-        if self.rolled_in is not None and (moved or self._rolled_in(t, born)):
+        if self.rolled_in is not None and (moved or rolling or self._rolled_in(t, born)):
             self._stirred_t = t
         if moved:
             self._moved_t = t

@@ -49,6 +49,37 @@ def test_a_ball_lost_while_moving_blocks_the_settle():
     assert watch.update(1.1, (track(),), False) is not None
 
 
+
+def test_hand_watch_sees_a_ball_rolling_over_the_board_without_its_colour():
+    """`HandWatch.rolling`: a ball-sized blob over the board, changed against the learnt table and since the last
+    frame, on two frames running (starcluster_v8: a peach marble the colour detector saw as grey while it rolled at
+    1.5 m/s, and the table settled under it). Rendered Star Cluster Ball, seen from behind the line: flagged on
+    most frames with a ball rolling over 300 mm/s on the board, on none with every ball still and no hand."""
+    profile = load_profile("starcluster")
+    match = simulate_starcluster(profile, 3, "chain_grand_slam")
+    camera = make_camera(profile, "behind_play_line", 640, 360)
+    renderer = Renderer(profile, camera, Realism.moderate(), match.fps, match.seed)
+    field = profile.playing_field
+    polygon = camera.project(np.array([[field.x_min, field.y_min, 0], [field.x_max, field.y_min, 0],
+                                       [field.x_max, field.y_max, 0], [field.x_min, field.y_max, 0]]))[0]
+    cx, cy = (field.x_min + field.x_max) / 2, (field.y_min + field.y_max) / 2
+    ends = camera.project(np.array([[cx, cy, 0], [cx + profile.ball_diameter_mm / 2, cy, 0]]))[0]
+    watch = HandWatch(HandConfig(), polygon, (camera.width, camera.height), float(np.linalg.norm(ends[1] - ends[0])))
+    rolling, quiet, before = [], [], {}
+    for f in match.frames[:600]:
+        image, _ = renderer.render(f)
+        watch.update(image, f.t)
+        fast = any(b.moving and b.id in before and field.contains((b.x, b.y))
+                   and np.hypot(b.x - before[b.id][0], b.y - before[b.id][1]) * match.fps > 300 for b in f.balls)
+        before = {b.id: (b.x, b.y) for b in f.balls}
+        if fast:
+            rolling.append(watch.rolling)
+        elif f.hand is None and not any(b.moving for b in f.balls):
+            quiet.append(watch.rolling)
+    assert len(rolling) >= 40 and len(quiet) >= 100
+    assert sum(rolling) >= 0.6 * len(rolling)
+    assert not any(quiet)
+
 @pytest.fixture(scope="module")
 def hand_frames():
     profile = load_profile("piratenbillard")
@@ -357,3 +388,22 @@ def test_a_ball_found_anew_out_of_the_shooters_reach_restarts_the_quiet_period()
     watch = SettleWatch(SettleConfig(rest_debounce_ms=400), Rect(0, 0, 700, 1400), True, 30.0)  # no Play Line
     watch.update(0.0, (track(),), False)
     assert watch.update(0.45, (track(),), False, born=(found(300, 380),)) is not None
+
+
+def test_a_ball_rolling_unseen_by_colour_restarts_the_quiet_period_past_a_play_line():
+    """Something ball-sized rolling over the board (`rolling`, the hand watch's colourless sighting) restarts the
+    debounce where balls roll in past a Play Line, as a ball the tracker sees moving does; without a Play Line (where
+    balls hop, and the hop watch stands for it) it changes nothing."""
+    def settles(rolling_at):
+        watch = SettleWatch(SettleConfig(rest_debounce_ms=400, roll_wait_ms=3000), Rect(0, 0, 700, 1400), False,
+                            30.0, field=Rect(0, 450, 700, 1400), rolled_in=Rect(0, 260, 700, 1400))
+        watch.update(-1.0, (track(),), False)
+        watch.update(0.0, (track(vx=600, at_rest=False),), False)  # a ball moving for real
+        watch.update(0.2, (track(),), False, rolling=rolling_at == 0.2)
+        return watch.update(0.45, (track(),), False)
+    assert settles(None) is not None
+    assert settles(0.2) is None  # the quiet period runs from the roll seen at 0.2 s
+    watch = SettleWatch(SettleConfig(rest_debounce_ms=400), Rect(0, 0, 700, 1400), True, 30.0)  # no Play Line
+    watch.update(-1.0, (track(),), False)
+    watch.update(0.0, (track(vx=600, at_rest=False),), False)
+    assert watch.update(0.2, (track(),), False, rolling=True) is not None
