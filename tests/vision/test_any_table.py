@@ -494,3 +494,12 @@ def test_a_marble_that_turns_back_along_the_line_and_creeps_does_not_settle_the_
     assert settles_in_flight(run.events, truth) == 0
     scores = score_finals(run.result, truth.result)
     assert scores.exact, (scores.run, scores.truth)
+
+
+def test_marbles_dropped_into_a_gutter_beside_the_line_are_read_there(tmp_path):
+    """The committed variant sample starcluster_v22 (35.6 mm marbles, slots 6/8/3, gutters past the Play Line): p1
+    let two marbles go over the gutters beside the line; each dropped into its gutter a few millimetres from the
+    hand, never over the motion speed, and lay there 20 s until the umpire lifted it. The table never settled with
+    them, and p1 scored 7 where the truth has 5. Refereed as `referee run` does: no settle while a ball is in
+    flight, every settled table right, the scores exact."""
+    assert_refereed_ball_for_ball(*referee_variant("v22", tmp_path))

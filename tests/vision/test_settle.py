@@ -407,3 +407,18 @@ def test_a_ball_rolling_unseen_by_colour_restarts_the_quiet_period_past_a_play_l
     watch.update(-1.0, (track(),), False)
     watch.update(0.0, (track(vx=600, at_rest=False),), False)
     assert watch.update(0.2, (track(),), False, rolling=True) is not None
+
+
+def test_a_ball_come_to_rest_in_a_gutter_without_being_seen_to_move_is_a_change_to_read():
+    """starcluster_v22: a marble let go over the gutter beside the Play Line dropped into it a few millimetres
+    from the hand, never over the motion speed, and the table never settled with it (p1 7 where the truth has 5). A
+    ball at rest in a gutter that was not at rest there when the table last settled arms the next settle, once;
+    a ball found at rest elsewhere without moving (a resting ball found again) does not."""
+    def resting(track_id, place):
+        return replace(track(), id=track_id, location=Location(place))
+    for place, settles in ((Place.GUTTER, True), (Place.PLAY_AREA, False)):
+        watch = SettleWatch(SettleConfig(rest_debounce_ms=400), Rect(0, 0, 700, 1400), False, 30.0)
+        assert watch.update(0.0, (), False) is None
+        assert watch.update(0.5, (), False) is not None  # the empty table, read once
+        assert (watch.update(1.0, (resting(7, place),), False) is not None) == settles
+        assert watch.update(1.5, (resting(7, place),), False) is None  # read already
