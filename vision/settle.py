@@ -232,8 +232,8 @@ class SettleWatch:
         visible = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
         in_air = self._in_air(t, tracks, hand) if self.flying or self.field is not None else False
         lost_moving = any(tr.state is TrackState.LOST and not tr.at_rest and (
-            math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s or self._rolled_out(tr, hand)
-            or self._lost_rolling(t, tr)) for tr in tracks)
+            math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s and not self._lying_in_gutter(tr)
+            or self._rolled_out(tr, hand) or self._lost_rolling(t, tr)) for tr in tracks)
         if any(tr.state is not TrackState.TENTATIVE and math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s
                for tr in tracks) or lost_moving or self._new_in_gutter(visible):
             self._armed = True  # real motion (well above the rest speed, so jitter does not count)
@@ -317,6 +317,14 @@ class SettleWatch:
         resting ball's, and the table settled while it rolled back down (starcluster_v10)."""
         return self.field is not None and not self.flying and not tr.slow and not hand \
             and self.field.contains((tr.x, tr.y)) and tr.location is not None and tr.location.place is Place.GROUPED
+
+    def _lying_in_gutter(self, tr: Track) -> bool:
+        """Was the lost track `tr` lying in a gutter when last seen, slow by its window however its filter jittered?
+        It is no ball lost while moving: a ball leaves a gutter only in a hand, and one lost there is read where it
+        was last seen (`vision.pipeline._in_gutter_at_last`). starcluster_v2's gutter ball, its filter at 14 mm/s
+        over a resting ball's 12 as the umpire's hand came, held the settle until its coasting had run out, past
+        the lift: the truth's settle had no reading to pair with. Not where balls fly."""
+        return not self.flying and tr.slow and tr.location is not None and tr.location.place is Place.GUTTER
 
     def _lost_rolling(self, t: float, tr: Track) -> bool:
         """Was the lost track `tr` lost before it could be seen at rest (it moved since it was found, and its window

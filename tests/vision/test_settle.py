@@ -422,3 +422,20 @@ def test_a_ball_come_to_rest_in_a_gutter_without_being_seen_to_move_is_a_change_
         assert watch.update(0.5, (), False) is not None  # the empty table, read once
         assert (watch.update(1.0, (resting(7, place),), False) is not None) == settles
         assert watch.update(1.5, (resting(7, place),), False) is None  # read already
+
+
+def test_a_ball_lost_lying_in_a_gutter_is_no_ball_lost_while_moving():
+    """starcluster_v2: the gutter ball's filter still jittered at 14 mm/s (over a resting ball's 12) when the
+    umpire's hand came over it; lost, it held the settle until its coasting ran out, past the lift, and the table
+    was read too late. A ball lost in a gutter while slow by its window was lying there (it leaves a gutter only in
+    a hand, and is read where it was last seen); in the play area, or not slow, it still holds the settle."""
+    def settles(place, slow):
+        watch = SettleWatch(SettleConfig(rest_debounce_ms=400), Rect(0, 0, 700, 1400), False, 30.0)
+        lying = Track(2, "blue", 40, 300, 14.0, 0.0, TrackState.CONFIRMED, False, 1.0, 9, location=Location(place),
+                      slow=slow, fast_t=0.2)
+        watch.update(0.0, (track(),), False)
+        watch.update(1.0, (track(), lying), False)
+        return watch.update(1.05, (track(), replace(lying, state=TrackState.LOST)), False)
+    assert settles(Place.GUTTER, slow=True) is not None
+    assert settles(Place.GUTTER, slow=False) is None
+    assert settles(Place.PLAY_AREA, slow=True) is None
