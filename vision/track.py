@@ -37,6 +37,7 @@ from vision.types import BoardBall, Track, TrackState
 TIME_EPS_S = 1e-6  # timestamps that differ by less are the same moment (window edges, debounce ends)
 BIRTH_POSITION_VAR_MM2 = 4.0  # a new track's position is its detection's, give or take 2 mm
 BIRTH_SPEED_SD_MM_S = 200.0  # ... and its velocity unknown: anything a rolled ball does
+STOPPED_SEGMENTS = 3  # a ball whose newest this many half-debounce segments lie together has stopped creeping
 CREEP_STRETCH_SEGMENTS = 5  # the fewest half-debounce segments the stretch since a turn is judged on (_creeping)
 
 # the measurement picks the position out of the state [x, y, vx, vy]
@@ -206,8 +207,11 @@ class Tracker:
         is judged too, once it has `CREEP_STRETCH_SEGMENTS` segments (enough that a bounce at its start is
         outvoted): a ball that rolled along the line, stopped against something and creeps back has no trend
         over the whole (starcluster_v19: the slopes across the turn cancel) but one
-        over the stretch since the turn. Only a ball that has moved fast since the test last passed on a full
-        window is tested: one lying still all along is judged by the window alone.
+        over the stretch since the turn. A ball whose newest `STOPPED_SEGMENTS` segment medians lie within what a
+        creep moves in one segment has stopped, whatever the slopes before (starcluster_v19's marble, read as
+        creeping for a second after it stopped, was lifted by the umpire before the table was read). Only a ball
+        that has moved fast since the test last passed on a full window is tested: one lying still all along is
+        judged by the window alone.
         """
         history = track.history
         if self.settle.creep_speed_mm_s <= 0 or not track.settling or len(history) < 4:
@@ -231,6 +235,9 @@ class Tracker:
         if len(times) < 3:
             return False
         ts, pts = np.asarray(times), np.asarray(points)
+        newest = pts[-STOPPED_SEGMENTS:]
+        if float(np.ptp(newest, axis=0).max()) <= self.settle.creep_speed_mm_s * seg:
+            return False  # stopped: its newest segments lie within what a creep moves in one
         i, j = _pairs(len(ts))
         slopes = (pts[j] - pts[i]) / (ts[j] - ts[i])[:, None]  # Theil-Sen: a bounce is no drift
         creeping, still = False, True

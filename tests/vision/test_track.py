@@ -157,3 +157,31 @@ def test_a_ball_that_turns_back_and_creeps_is_not_at_rest():
         assert not any(rest for t, rest in crept if 3.2 <= t)
         stopped = _turned_back(0.0, seed)
         assert all(rest for t, rest in stopped if t >= 2.0 + 1.6)
+
+
+def _crept_and_stopped(creep_mm_s, seed):
+    """A ball struck at 600 mm/s, creeping on at `creep_mm_s` from 0.3 s and stopping dead at 4.0 s, its centre
+    jittering by 1 mm: (t, at_rest) per frame."""
+    rng = np.random.default_rng(seed)
+    tracker = Tracker(TrackingConfig(), SettleConfig())
+    seen = []
+    for i in range(240):
+        t = i / 30
+        x = 500 - 600 * t if t < 0.3 else 320 - creep_mm_s * (min(t, 4.0) - 0.3)
+        for track in tracker.update(t, [ball(x + rng.uniform(-1, 1), 200 + rng.uniform(-1, 1))]).tracks:
+            seen.append((t, track.at_rest))
+    return seen
+
+
+def test_a_ball_that_stops_creeping_is_at_rest_once_its_newest_segments_lie_together():
+    """starcluster_v19: the failed marble crept until 13.9 s, and the creep test (Theil-Sen over up to two seconds)
+    still said it crept for a second after it stopped; the umpire lifted it 0.73 s after it stopped, and the table
+    was read after the lift. A ball whose newest three half-debounce segments lie within what a creep moves in one
+    has stopped: first at rest within 0.7 s of stopping (1.2-1.3 s before; the table settles on the first frame
+    every ball is), and never while it creeps at 6 or 12 mm/s (from 2 s on: a shorter creep is too short to tell
+    from jitter)."""
+    for creep in (6.0, 12.0):
+        for seed in range(5):
+            seen = _crept_and_stopped(creep, seed)
+            assert not any(rest for t, rest in seen if 2.0 <= t < 4.0)
+            assert min(t for t, rest in seen if t >= 4.0 and rest) <= 4.7
