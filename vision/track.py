@@ -206,8 +206,8 @@ class Tracker:
         shorter stretch, so a ball that stopped dead is not held. The stretch since the ball last turned back
         is judged too, once it has `CREEP_STRETCH_SEGMENTS` segments (enough that a bounce at its start is
         outvoted): a ball that rolled along the line, stopped against something and creeps back has no trend
-        over the whole (starcluster_v19: the slopes across the turn cancel) but one
-        over the stretch since the turn. A ball whose newest `STOPPED_SEGMENTS` segment medians lie within what a
+        over the whole (starcluster_v19: the slopes across the turn cancel), but one over the stretch since the
+        turn. A ball whose newest `STOPPED_SEGMENTS` segment medians lie within what a
         creep moves in one segment has stopped, whatever the slopes before (starcluster_v19's marble, read as
         creeping for a second after it stopped, was lifted by the umpire before the table was read). Only a ball
         that has moved fast since the test last passed on a full window is tested: one lying still all along is
