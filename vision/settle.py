@@ -132,11 +132,12 @@ class HandWatch:
         # blobs grown that much since they last moved (a hand reaching in slowly changes little from one frame to
         # the next, and had been taken for one standing still from the frame it came in; a still blob only shrinks,
         # as it is learnt into the background)
-        if len(big) and (cv2.countNonZero(self._changed(small, self._last) & self.foreground) >= self.min_area / 2
+        since_last = self._changed(small, self._last)  # what changed since the last frame: hands and rolls
+        if len(big) and (cv2.countNonZero(since_last & self.foreground) >= self.min_area / 2
                          or np.count_nonzero(self.foreground > self._moved_foreground) >= self.min_area / 2):
             self._moved_t = t
             self._moved_foreground = self.foreground
-        self._roll(small, changed, comp, areas)
+        self._roll(since_last, changed, comp, areas)
         self._last = small
         if self._watch_is_mask:  # `changed` is already within the hand mask
             self.area_px = int(areas[1:].max()) if count > 1 else 0
@@ -155,15 +156,14 @@ class HandWatch:
                                    mask=self.foreground)
         return self.present
 
-    def _roll(self, small: np.ndarray, changed: np.ndarray, comp: np.ndarray, areas: np.ndarray) -> None:
+    def _roll(self, since_last: np.ndarray, changed: np.ndarray, comp: np.ndarray, areas: np.ndarray) -> None:
         """`rolling`: a blob over the watched surface (`mask`), changed against the background, ball-sized (at least
         `ROLL_MIN_BALLS` ball areas, under a hand's), of which as much changed since the last frame too, on this
         frame and the one before. It sees a rolling ball whatever its colour: a ball the colour detector misses
         while it rolls (light, blurred, small) still holds the settle (starcluster_v8's peach marble, grey while it
         rolled at 1.5 m/s). A ball at rest is learnt into the background and changes nothing from frame to frame;
         the two frames keep out a flicker of the light on an edge."""
-        assert self._last is not None  # set on the first frame, before any blob is looked at
-        moved = cv2.bitwise_and(self._changed(small, self._last), changed)
+        moved = cv2.bitwise_and(since_last, changed)
         if not self._watch_is_mask:
             moved = cv2.bitwise_and(moved, self.mask)
         counts = np.bincount(comp[moved > 0], minlength=len(areas))
