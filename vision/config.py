@@ -165,12 +165,14 @@ class ColourDetectorConfig:
     #                             on the first frame) is flat: paint of its colour, not a ball (0 = off)
     bare_delta: float = 15.0  # a ball whose disc differs from the table before play (8-bit Lab, |dL|+|da|+|db|,
     #                           less the ring round it) by less than this is the table: a look-alike (0 = off)
+    apart_diameters: float = 0.6  # on a table where balls do not stack, two players' balls whose board points lie
+    #                                closer than this many diameters are one ball and a fragment of it (0 = off)
 
     def __post_init__(self) -> None:
         if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or not 0 < self.split_share <= 1 \
-                or self.max_depth_radii <= 0:
+                or self.max_depth_radii <= 0 or not 0 <= self.apart_diameters < 1:
             raise ConfigError("pipeline config: 'detector' needs analysis_radius_px >= 2, 0 < min_area < 1, "
-                              "0 < split_share <= 1, max_depth_radii > 0")
+                              "0 < split_share <= 1, max_depth_radii > 0, 0 <= apart_diameters < 1")
         _check_numbers(self, "detector")
 
 

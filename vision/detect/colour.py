@@ -426,7 +426,25 @@ class ColourDetector:
                 out += self._blobs(binary[y:y + h, x:x + w], label, small, (x, y), image, (sx0, sy0), view.measured,
                                    measured, steady)
         view.measured = measured
-        return _apart(out)
+        return self._one_per_ball(_apart(out))
+
+    def _one_per_ball(self, found: list[Detection]) -> list[Detection]:
+        """On a table where balls do not stack, two balls lie at least a diameter apart on the board: of two players'
+        balls whose board points are closer than `apart_diameters` of one, the less sure is a fragment of the other
+        (a dark blue marble in a gutter, its lit side read as the violet of the other player's marbles, 7-13 mm from its
+        middle: starcluster_v24). Balls behind others are not lost to it: what shows of a ball lies further out than
+        its middle. Unrecognised colours are left as they are: no player's ball."""
+        limit = self.config.apart_diameters * self.mapper.profile.ball_diameter_mm
+        mine = [i for i, d in enumerate(found) if d.colour in self.model.players]
+        if limit <= 0 or self.mapper.profile.stacking or len(mine) < 2:
+            return found
+        board = self.mapper.to_board(np.array([[found[i].u, found[i].v] for i in mine], float))
+        kept: list[int] = []
+        for k in sorted(range(len(mine)), key=lambda k: -found[mine[k]].score):
+            if all(np.hypot(*(board[k] - board[j])) >= limit for j in kept):
+                kept.append(k)
+        dropped = {mine[k] for k in range(len(mine))} - {mine[k] for k in kept}
+        return [d for i, d in enumerate(found) if i not in dropped]
 
     def forget(self) -> None:
         """Measure every blob afresh on the next frame."""
