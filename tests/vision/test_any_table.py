@@ -27,7 +27,8 @@ from simulation.variants import make_variant_renderer, simulate_variant, variant
 from vision.cells import on_play_line_stripe, read_snapshot
 from vision.config import PipelineConfig
 from vision.detect import make_detector
-from vision.evaluate import load_run, load_truth, score_assignment, score_finals, settles_in_flight
+from vision.evaluate import EvalConfig, load_run, load_truth, score_assignment, score_finals, score_shots, \
+    settles_in_flight
 from vision.games import game_vision
 from vision.mapping import BoardMapper
 from vision.video_io import VideoWriter, read_frames
@@ -553,3 +554,23 @@ def test_marbles_dropped_into_a_gutter_beside_the_line_are_read_there(tmp_path):
     them, and p1 scored 7 where the truth has 5. Refereed as `referee run` does: no settle while a ball is in
     flight, every settled table right, the scores exact."""
     assert_refereed_ball_for_ball(*referee_variant("v22", tmp_path))
+
+
+def test_a_marble_and_the_dark_slot_floor_beside_it_are_one_marble(tmp_path):
+    """The committed variant sample starcluster_v23 (26.8 mm marbles, slots 5/5/6, p1 salmon #f98677): from 7.4 s the
+    dark floor of the slot beside p1's marble in P2 slot 4 read as the marble's shaded side, and marble and floor
+    were one blob, split into two balls 22 mm apart; the second one's disc, half of it the marble's, differed from
+    the table before play. The settle at 8.0 s read it as a third p1 marble on the board, p1 was "out of balls",
+    p2 was offered the bank and its next shot was taken as a Final Sequence: p2 1 where the truth has 2. Judged
+    without the marble's disc, that ball is the table's. Refereed as `referee run` does: no settle while a ball is
+    in flight, no p1 marble read on the board, every shot decided as the truth has it, the scores exact. (Not yet
+    ball for ball: p1's gutter ball is read after the umpire's lift, so that settle is not paired.)"""
+    truth, run = referee_variant("v23", tmp_path)
+    assert settles_in_flight(run.events, truth) == 0
+    on_board = [(e.t, b.owner) for e in run.events if isinstance(e, TableSettled) for b in e.snapshot.balls
+                if b.at.place is Place.GROUPED]
+    assert on_board == [], on_board
+    shots = score_shots(run.result["decisions"], truth.result["decisions"], EvalConfig())
+    assert shots.correct == shots.truth == 4, shots.mistakes
+    scores = score_finals(run.result, truth.result)
+    assert scores.exact, (scores.run, scores.truth)

@@ -71,6 +71,8 @@ _FLOOR_BINS = 256 >> _FLOOR_SHIFT
 _CELL = 4  # analysis pixels: blobs measured before are looked up by the cell of their centroid
 RADIUS_STEP = 1.1  # the discs a blob is split with: radii this ratio apart (`_split`)
 SHARE_ROUNDS = 3  # the split's centres are re-placed together this many times (`_shared_out`)
+BESIDE_RADII = 1.3  # a ball split from the same blob explains the pixels this many of its radii round its centre
+#                    (its blurred rim and shadow with them): left out when the table-before-play test judges the others
 
 
 @dataclass(frozen=True)
@@ -288,23 +290,31 @@ class ColourDetector:
         self.forget()
 
     def _on_bare(self, cut: np.ndarray, origin: tuple[int, int], centre: tuple[float, float], r: float,
-                 shift: tuple[float, float]) -> bool:
+                 shift: tuple[float, float], beside: Sequence[tuple[float, float]] = ()) -> bool:
         """Does the disc of a ball found at `centre` (analysis-box pixels, radius `r` there) look like the table
         before play there (`learn_bare`)? `cut` is the shrunk image looked at (it starts at `origin` of the box);
-        `shift` takes the camera's shake out (this frame's box pixels -> the steadied ones)."""
+        `shift` takes the camera's shake out (this frame's box pixels -> the steadied ones); `beside`: the centres of
+        the other balls split from the same blob, whose discs are theirs to explain, not this one's."""
         if self._bare is None or self.config.bare_delta <= 0:
             return False
-        differs = self._bare_difference(cut, origin, centre, r, shift)
-        return differs is not None and differs < self.config.bare_delta
+        for judged in ((), beside) if beside else ((),):
+            differs = self._bare_difference(cut, origin, centre, r, shift, judged)
+            if differs is not None and differs < self.config.bare_delta:
+                return True
+        return False
 
     def _bare_difference(self, cut: np.ndarray, origin: tuple[int, int], centre: tuple[float, float], r: float,
-                         shift: tuple[float, float]) -> float | None:
+                         shift: tuple[float, float], beside: Sequence[tuple[float, float]] = ()) -> float | None:
         """`_on_bare`'s measure: the disc's mean difference from the table before play (8-bit Lab, |dL| + |da| +
         |db|), less the lower quartile of the same over the ring 1.5-2.5 radii round it (lighting drift and shadows
         change the ring too; a hand or the ball beside it changes only part of it), both where the table before
         play is known. None where it is not known at the disc's centre or over half of it (a ball stood there), or
         the patch leaves the box. (Judged on the known part: piratenbillard_v14's starting row's paint between two
-        of its balls, half a ball from the nearer, stood as a ninth ball of its player.)"""
+        of its balls, half a ball from the nearer, stood as a ninth ball of its player.) The discs of the balls
+        `beside` it in its blob are left out of its disc: a marble in its slot and the dark slot floor beside it,
+        read as the marble's shaded side, were one blob split into two balls, and the second one's disc, half of it
+        the marble's, differed from the table (starcluster_v23: a phantom marble at a settle, read as p1's third on
+        the board, and p1 "out of balls")."""
         assert self._bare is not None
         reach = int(np.ceil(2.5 * r))
         cx, cy = int(round(centre[0])), int(round(centre[1]))
@@ -321,6 +331,10 @@ class ColourDetector:
         offsets = np.arange(-reach, reach + 1, dtype=np.float64)
         distance = np.hypot(offsets[None, :] + cx - centre[0], offsets[:, None] + cy - centre[1])
         whole = distance <= r
+        for bx, by in beside:
+            whole &= np.hypot(offsets[None, :] + cx - bx, offsets[:, None] + cy - by) > BESIDE_RADII * r
+        if beside and 4 * np.count_nonzero(whole) < np.count_nonzero(distance <= r):
+            return None  # too little of its own to judge
         disc = whole & known
         ring = (distance >= 1.5 * r) & (distance <= 2.5 * r) & known
         if 2 * np.count_nonzero(disc) < np.count_nonzero(whole) or np.count_nonzero(ring) < np.count_nonzero(disc):
@@ -562,8 +576,9 @@ class ColourDetector:
             if cfg.refine and len(full) == 1:
                 full = [self._refine(image, *full[0], radius, label)]
             shift = (still[0] - centre[0], still[1] - centre[1])
-            for u, v in full:
-                if self._on_bare(cut, origin, self._to_box(u, v), r, shift):
+            boxed = [self._to_box(u, v) for u, v in full]
+            for j, (u, v) in enumerate(full):
+                if self._on_bare(cut, origin, boxed[j], r, shift, boxed[:j] + boxed[j + 1:]):
                     continue  # the table as it was before play: a look-alike of the colour (a dark gutter, a rim)
                 if self._flat(image, (u, v), radius, label):
                     continue  # paint of the player's colour (an emptied starting space), not a ball
