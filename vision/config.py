@@ -125,7 +125,7 @@ class ShotConfig:
 
 @dataclass(frozen=True)
 class HandConfig:
-    """The hand watch: a settle waits while a hand is over the table (vision/settle.py)."""
+    """The hand watch: a settle waits while a hand is over the table, and a debounce time after (vision/settle.py)."""
 
     hand_min_area_balls: float = 8.0  # a changed blob larger than this many ball areas is a hand
     hand_diff_grey: float = 32.0  # grey-level change against the learnt empty-table background

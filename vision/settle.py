@@ -218,6 +218,8 @@ class SettleWatch:
         # where balls roll in past a Play Line: when a ball was last seen moving, or found anew (`_rolled_in`)
         self._stirred_t = -math.inf
         self._settled_with: set[int] = set()  # the balls seen at rest when the table last settled
+        self._hand = False  # a hand was over the table on the last frame
+        self._hand_left_t = -math.inf  # when a hand last left the table
 
     def update(self, t: float, tracks: tuple[Track, ...], hand: bool, table_moving: bool = False,
                born: tuple[BoardBall, ...] = (), rolling: bool = False) -> Settle | None:
@@ -229,6 +231,9 @@ class SettleWatch:
         quiet period as a ball seen moving does."""
         if self._start is None:
             self._start = t
+        if self._hand and not hand:
+            self._hand_left_t = t
+        self._hand = hand
         visible = [tr for tr in tracks if tr.state is TrackState.CONFIRMED]
         in_air = self._in_air(t, tracks, hand) if self.flying or self.field is not None else False
         lost_moving = any(tr.state is TrackState.LOST and not tr.at_rest and (
@@ -245,8 +250,9 @@ class SettleWatch:
         if any(not tr.at_rest for tr in visible) or lost_moving or in_air \
                 or t - self._stirred_t < self.config.rest_debounce_s - TIME_EPS_S:
             return None
-        if hand or table_moving or not self._armed or t - self._start < self.config.rest_debounce_s:
-            return None  # a hand is over the table, it is being moved, nothing moved, or balls are being found
+        if hand or table_moving or not self._armed or t - self._start < self.config.rest_debounce_s \
+                or t - self._hand_left_t < self.config.rest_debounce_s - TIME_EPS_S:
+            return None  # a hand is over the table or just left it, it is moved, nothing moved, or balls are found
         self._armed = False
         self._settled_with = {tr.id for tr in visible}
         confidence = min((tr.confidence for tr in visible), default=1.0)

@@ -64,7 +64,8 @@ class _Filter:
     fast_t: float = float("-inf")  # when the filtered speed was last over motion_speed_mm_s
     settling: bool = False  # moved fast since the creep test last passed on a full window
     at_rest: bool = False
-    slow: bool = False  # the window's medians were under the rest speed at the latest detection
+    slow: bool = False  # the window's medians were under the rest speed at the latest detection (or, at rest, near)
+    rest_at: tuple[float, float] | None = None  # the window's median position when it last came to rest
     location: Location | None = None
     confidence: float = 1.0
     born_at: tuple[float, float] = (0.0, 0.0)
@@ -190,10 +191,17 @@ class Tracker:
         while track.history and track.history[0][0] < history_from:
             track.history.popleft()
         # at rest: slow for the whole debounce time since it was last fast (the window's medians can straddle
-        # a bounce), still over the window, and not drifting one way
+        # a bounce), still over the window (or, already at rest, still where it came to rest), and not drifting
         track.slow = self._window_at_rest(track, t)
-        track.at_rest = (t - track.fast_t >= self.settle.rest_debounce_s - TIME_EPS_S and track.slow
-                         and not self._creeping(track))
+        quiet = t - track.fast_t >= self.settle.rest_debounce_s - TIME_EPS_S
+        if quiet and not track.slow and track.at_rest and track.rest_at is not None:
+            track.slow = self._near_rest(track)
+        was_at_rest = track.at_rest
+        track.at_rest = quiet and track.slow and not self._creeping(track)
+        if not track.at_rest:
+            track.rest_at = None
+        elif not was_at_rest:
+            track.rest_at = _median_xy(track.window)
 
     def _creeping(self, track: _Filter) -> bool:
         """A ball that moved and still drifts one way: the trend of its position since it was last fast.
@@ -254,6 +262,18 @@ class Tracker:
             track.settling = False  # proven still on a full window: back to the debounce test alone
         return creeping
 
+    def _near_rest(self, track: _Filter) -> bool:
+        """Does a ball at rest still lie where it came to rest: its window's newer half within what a ball at the
+        rest speed moves in a debounce time of that place? A resting ball's measured centre can wander by more than
+        the halves test allows without its moving (piratenbillard/four_players: a yellow ball on its own yellow
+        home cell, 5 mm up and down over a few tenths of a second as the camera shook), which held the table's
+        settle long after every ball had stopped. A ball pushed away leaves that place, or moves fast."""
+        assert track.rest_at is not None
+        window = track.window
+        x, y = _median_xy(islice(window, len(window) - len(window) // 2, None))
+        reach = self.settle.rest_speed_mm_s * self.settle.rest_debounce_s
+        return math.hypot(x - track.rest_at[0], y - track.rest_at[1]) <= reach
+
     def _window_at_rest(self, track: _Filter, t: float) -> bool:
         """Median position of the window's newer half vs its older half: slower than the rest speed?"""
         if t - track.born_t < self.settle.rest_debounce_s - TIME_EPS_S or len(track.window) < 2:
@@ -292,6 +312,12 @@ class Tracker:
                      location=track.location, confidence=track.confidence, born_at=track.born_at,
                      born_t=track.born_t, slow=track.slow,
                      fast_t=None if track.fast_t == float("-inf") else track.fast_t)
+
+
+def _median_xy(samples) -> tuple[float, float]:
+    """The median position of (t, x, y) samples."""
+    _, xs, ys = zip(*samples)
+    return median(xs), median(ys)
 
 
 def _last_turn(points: np.ndarray, step_mm: float) -> int | None:

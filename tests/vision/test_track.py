@@ -185,3 +185,37 @@ def test_a_ball_that_stops_creeping_is_at_rest_once_its_newest_segments_lie_toge
             seen = _crept_and_stopped(creep, seed)
             assert not any(rest for t, rest in seen if 2.0 <= t < 4.0)
             assert min(t for t, rest in seen if t >= 4.0 and rest) <= 4.7
+
+
+def _wandering_then_pushed(push_mm_s, seed, wander_mm=3.0):
+    """A ball lying still from the start, its measured centre wandering `wander_mm` up and down over 0.5 s (the
+    boundary of a ball on paint of its own colour, moving as the camera shakes) with 0.5 mm of noise, pushed at
+    2.0 s along x at `push_mm_s` (0: it stays): (t, at_rest) per frame."""
+    rng = np.random.default_rng(seed)
+    tracker = Tracker(TrackingConfig(), SettleConfig())
+    phase = rng.uniform(0, 2 * np.pi)
+    seen = []
+    for i in range(120):
+        t = i / 30
+        x = 300 + push_mm_s * max(0.0, t - 2.0) + rng.uniform(-0.5, 0.5)
+        y = 200 + wander_mm * np.sin(2 * np.pi * t / 0.5 + phase) + rng.uniform(-0.5, 0.5)
+        for track in tracker.update(t, [ball(x, y)]).tracks:
+            seen.append((t, track.at_rest))
+    return seen
+
+
+def test_a_resting_ball_whose_centre_wanders_stays_at_rest_until_it_leaves_its_place():
+    """piratenbillard/four_players: a yellow ball on its own yellow home cell, never touched, was measured 5 mm up
+    and down over a few tenths of a second; the window's halves said it moved faster than the rest speed, and the
+    table's settle waited 570 ms after every ball had stopped (debounce + 150 is 550). Once at rest, a ball stays at
+    rest while its window's newer half lies within what a ball at the rest speed moves in a debounce time (4.8 mm)
+    of where it came to rest. A ball pushed from there at 25 or 60 mm/s (under the motion speed) is no longer at
+    rest within 0.35 s, and not again while it moves."""
+    for seed in range(5):
+        still = _wandering_then_pushed(0.0, seed)
+        first = min(t for t, rest in still if rest)
+        assert first <= 0.7 and all(rest for t, rest in still if t >= first)
+        for push in (25.0, 60.0):
+            pushed = _wandering_then_pushed(push, seed)
+            assert all(rest for t, rest in pushed if first <= t <= 2.0)
+            assert not any(rest for t, rest in pushed if 2.35 <= t)
