@@ -325,7 +325,12 @@ class VisionPipeline:
         """At the first settle after a ball was struck from its starting place, that place is empty (a shot moves
         one ball, and the struck ball left it): the paint under where the ball stood is the table's
         (`ColourDetector.learn_uncovered`). Not when a track there is a rest window older than the strike: the
-        ball is still there."""
+        ball is still there. A ball found since the strike, seen inside the place's outline in the image but read
+        on another place, is the paint itself: what shows of a space seen at a grazing angle is half a ball tall,
+        and its middle, mapped as a ball's, lands on the next place (piratenbillard_v18: a purple ball's emptied
+        space read as a ninth purple ball on the space before it at every settle after, its paint never learnt
+        because it was kept clear as a ball's). A ball lying there all along is a ball whatever the angle
+        (piratenbillard_v6: the middle of the ball on the next space shows inside the emptied one's outline)."""
         vacated, self._vacated = self._vacated, {}
         if not isinstance(self.detector, ColourDetector) or self._mapper is None:
             return
@@ -336,8 +341,12 @@ class VisionPipeline:
             if any(tr.location == at and (tr.born_t is None or tr.born_t <= old) for tr in tracks):
                 continue
             outline = self._mapper.calibration.board_to_image(np.array(rects[at].corners, float))
-            around = np.array([(tr.x, tr.y) for tr in tracks if tr.location != at], float)
-            self.detector.learn_uncovered(image, owner, outline, self._mapper.ball_discs_px(around))
+            others = [tr for tr in tracks if tr.location != at]
+            discs = self._mapper.ball_discs_px(np.array([(tr.x, tr.y) for tr in others], float))
+            edge = np.asarray(outline, np.float32).reshape(-1, 1, 2)
+            around = [disc for tr, disc in zip(others, discs) if tr.born_t is None or tr.born_t <= old
+                      or cv2.pointPolygonTest(edge, disc[:2], False) < 0]
+            self.detector.learn_uncovered(image, owner, outline, around)
 
     def _learn_bare(self, image: np.ndarray, found: list[Detection], known: list[Point]) -> int:
         """The detector's table before play (`ColourDetector.learn_bare`), clear of the balls the game starts with
