@@ -294,10 +294,14 @@ def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detecto
     if isinstance(detector, ColourDetector):
         # the lost tracks too: a ball seen landing in a space (come to rest there, or come from elsewhere) and lost
         # there behind the ball in front of it (a track born and lost in one place, still moving, a fleck of a
-        # player's colour on a hand lifting a ball, made a ninth ball of that player: piratenbillard_v6)
+        # player's colour on a hand lifting a ball, made a ninth ball of that player: piratenbillard_v6), or seen
+        # vanish in flight over a place where another ball lies, however briefly it was followed (`Settle.landed`:
+        # piratenbillard_v18's capturing ball, found 0.1 s before it landed beside the captured one and lost behind it)
         hidden_by = {gone.id for gone, _ in settle.hidden_by}  # placed by the ball hiding them, below
+        flown = {tr.id for tr in settle.landed}
         landed = tuple(tr for tr in settle.hidden if tr.id not in hidden_by and (
-            tr.at_rest or tr.born_at is None or math.dist(tr.born_at, (tr.x, tr.y)) > mapper.profile.ball_diameter_mm))
+            tr.at_rest or tr.id in flown or tr.born_at is None
+            or math.dist(tr.born_at, (tr.x, tr.y)) > mapper.profile.ball_diameter_mm))
         tracked = tuple((tr.colour, tr.location) for tr in settle.tracks + landed
                         if tr.location is not None and tr.location.place in PLACES)
         # a ball that vanished in flight beside a resting ball landed where that ball lies, hidden by it

@@ -48,6 +48,8 @@ class Settle:
     unseen_landing: tuple[Track, ...] = ()  # balls last seen in flight and never seen land: waited for, in vain
     # balls that vanished in flight beside a resting ball, each with that ball: landed where it lies, hidden by it
     hidden_by: tuple[tuple[Track, Track], ...] = ()
+    # balls that vanished in flight over a place where another ball lies: landed there, hidden by it
+    landed: tuple[Track, ...] = ()
 
 
 class HandWatch:
@@ -264,8 +266,9 @@ class SettleWatch:
         # an empty place flew on, behind the ball hiding it, asked again now (the tracks have settled)
         hidden_by = tuple((lost[i], self._hider(lost[i], tracks) or hider) for i, (_, hider) in self._hidden_by.items()
                           if i in lost and not self._beside(lost[i], tracks))
+        landed = tuple(lost[i] for i in self._hidden_by if i in lost and self._beside(lost[i], tracks))
         self._hidden_by.clear()
-        return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by)
+        return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by, landed)
 
     def _new_in_gutter(self, visible: list[Track]) -> bool:
         """Is a ball at rest in a gutter that was not seen at rest when the table last settled? It got there in a
