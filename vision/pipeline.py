@@ -216,6 +216,8 @@ class VisionPipeline:
                                     update.born, self._hands.rolling)
         segmented = self.shots.update(frame.t, update, settle, hand)
         events = segmented.events
+        if segmented.unseen_strike:
+            self.settle.expect()
         if settle is not None:
             # a lost track whose ball was seen rolling away (struck out of sight) is not a ball hidden where it was
             # lost: the space it left is empty, or shows only the paint of its starting row

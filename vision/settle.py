@@ -270,6 +270,11 @@ class SettleWatch:
         self._hidden_by.clear()
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by, landed)
 
+    def expect(self) -> None:
+        """A shot has started that nothing was seen moving fast in (a ball struck out of sight and first found
+        slowing to rest: `vision.games.piratenbillard`): the table is to be read once it is quiet again."""
+        self._armed = True
+
     def _new_in_gutter(self, visible: list[Track]) -> bool:
         """Is a ball at rest in a gutter that was not seen at rest when the table last settled? It got there in a
         shot, however little it was seen to move: a marble let go over a gutter beside the Play Line drops into it a

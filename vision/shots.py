@@ -29,6 +29,8 @@ class Play:
 
     shot_open: bool = False  # a shot has started and the table has not settled since
     struck: set[int] = field(default_factory=set)  # lost resting tracks whose ball was seen again elsewhere
+    hand_t: float = -math.inf  # when a hand was last over the table
+    unseen: bool = False  # a shot started on this frame with its ball never seen moving fast: a settle is owed
 
 
 class ShotWatch(Protocol):
@@ -49,6 +51,7 @@ class Segmented:
     events: list[Event]
     warnings: list[str]
     gone: list[tuple[str, Location]]
+    unseen_strike: bool = False  # a shot started whose ball was never seen moving fast (`Play.unseen`)
 
 
 class ShotSegmenter:
@@ -61,7 +64,8 @@ class ShotSegmenter:
 
     def update(self, t: float, tracks: TrackerUpdate, settle: Settle | None, hand: bool) -> Segmented:
         if hand:
-            self._last_hand_t = t
+            self._last_hand_t = self.play.hand_t = t
+        self.play.unseen = False
         events = self.watch.starts(t, tracks.tracks, self.play)
         for tr in tracks.tracks:
             if tr.state is TrackState.LOST:
@@ -73,7 +77,7 @@ class ShotSegmenter:
         events += self._lifted(t, tracks.ended, warnings, gone)
         if settle is not None:
             self.play.shot_open = False
-        return Segmented(events, warnings, gone)
+        return Segmented(events, warnings, gone, self.play.unseen)
 
     def _lifted(self, t: float, ended: tuple[Track, ...], warnings: list[str],
                 gone: list[tuple[str, Location]]) -> list[Event]:

@@ -460,3 +460,18 @@ def test_a_ball_lost_lying_in_a_gutter_is_no_ball_lost_while_moving():
     assert settles(Place.GUTTER, slow=True) is not None
     assert settles(Place.GUTTER, slow=False) is None
     assert settles(Place.PLAY_AREA, slow=True) is None
+
+
+def test_a_shot_that_started_unseen_is_read_once_the_table_is_quiet():
+    """A shot started (`expect`) with nothing seen moving over the motion speed (piratenbillard_v9: a small ball
+    struck out of sight, first found slowing to rest) still gets its settle once every ball is at rest; without
+    it the watch waits for motion that never came."""
+    for expected in (False, True):
+        watch = SettleWatch(SettleConfig(rest_debounce_ms=400))
+        watch.update(0.0, (track(),), False)
+        assert watch.update(0.5, (track(),), False) is not None
+        if expected:
+            watch.expect()
+        assert watch.update(0.6, (track(vx=80, at_rest=False),), False) is None
+        settle = watch.update(1.1, (track(),), False)
+        assert (settle is not None) == expected
