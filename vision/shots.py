@@ -59,12 +59,11 @@ class ShotSegmenter:
         self.watch = watch
         self.config = config
         self.play = Play()
-        self._last_hand_t = -math.inf
         self._lost_in_shot: dict[int, bool] = {}  # lost tracks: was a shot in play when each was lost?
 
     def update(self, t: float, tracks: TrackerUpdate, settle: Settle | None, hand: bool) -> Segmented:
         if hand:
-            self._last_hand_t = self.play.hand_t = t
+            self.play.hand_t = t
         self.play.unseen = False
         events = self.watch.starts(t, tracks.tracks, self.play)
         for tr in tracks.tracks:
@@ -91,7 +90,7 @@ class ShotSegmenter:
             if not tr.at_rest or tr.location is None:
                 continue  # lost while moving: off the board or out of view, the snapshot tells
             at = rested_at if rested_at is not None else tr.location
-            if self._last_hand_t >= tr.last_seen_t - self.config.hand_lift_s:
+            if self.play.hand_t >= tr.last_seen_t - self.config.hand_lift_s:
                 events.append(BallLifted(t=t, owner=tr.colour, at=at))
             else:
                 warnings.append(f"a resting {tr.colour} ball at {at} vanished at {tr.last_seen_t:.2f}s with no "
