@@ -122,16 +122,20 @@ def test_colour_detector_referees_piratenbillard_end_to_end(clips, tmp_path):
     assert result["final_scores"] == truth["result"]["final_scores"]
 
 
+def refereed_sample(folder, tmp_path):
+    """A committed sample refereed as `referee run --no-pose` does: its truth and run, for `vision.evaluate`."""
+    truth = load_truth(folder / "truth.json")
+    with RefereeSession.open(spec(folder, {"game": truth.game}, tmp_path)) as session:
+        session.run()
+    return truth, load_run(tmp_path, truth)
+
+
 def test_a_full_four_player_board_settles_within_the_debounce_of_its_balls_stopping(tmp_path):
     """piratenbillard/four_players (32 balls in full starting rows): each player's home row lies on paint of its
     own colour, and the measured centres of yellow balls never touched wandered 5 mm up and down as the camera
     shook; the table's settle after green's strike came 570 ms after its ball stopped, in video time (so live too,
     whatever the machine). Issue 13's bound is the debounce + 150 ms: every settle within it, the score exact."""
-    folder = SAMPLES / "piratenbillard" / "four_players"
-    truth = load_truth(folder / "truth.json")
-    with RefereeSession.open(spec(folder, json.loads((folder / "truth.json").read_text()), tmp_path)) as session:
-        session.run()
-    run = load_run(tmp_path, truth)
+    truth, run = refereed_sample(SAMPLES / "piratenbillard" / "four_players", tmp_path)
     after_rest = score_timing(run.events, truth).after_rest_ms
     assert after_rest.n == 5 and after_rest.max <= SettleConfig().rest_debounce_ms + 150, after_rest
     assert score_finals(run.result, truth.result).exact
@@ -143,11 +147,7 @@ def test_balls_an_arm_half_hid_are_read_once_the_hand_has_been_gone_for_the_debo
     (above), every ball was at rest by its track 0.1 s after the hand watch saw the hand leave, the table was read
     with a home-row ball not yet seen again, and blue ended on 4 where the truth has 9. What a hand covered is read
     once the hand has been gone for the debounce time: every shot decided as the truth has it, the scores exact."""
-    folder = SAMPLES / "piratenbillard" / "full_game"
-    truth = load_truth(folder / "truth.json")
-    with RefereeSession.open(spec(folder, json.loads((folder / "truth.json").read_text()), tmp_path)) as session:
-        session.run()
-    run = load_run(tmp_path, truth)
+    truth, run = refereed_sample(SAMPLES / "piratenbillard" / "full_game", tmp_path)
     shots = score_shots(run.result["decisions"], truth.result["decisions"], EvalConfig())
     assert shots.correct == shots.truth == 16, shots.mistakes
     assert score_finals(run.result, truth.result).exact

@@ -69,8 +69,8 @@ class PiratenbillardShots:
             rest = self._rest.get(tr.id)
             if tr.state is not TrackState.LOST or rest is None:
                 continue
-            unseen = play.hand_t < tr.last_seen_t - HAND_BEFORE_S
-            found = [o for o in moving if unseen and o.born_t is not None and o.born_t > tr.last_seen_t]
+            unseen = play.hand_t < tr.last_seen_t - HAND_BEFORE_S  # no hand that may have lifted it
+            found = [o for o in moving if o.born_t is not None and o.born_t > tr.last_seen_t] if unseen else []
             away = [o for o in rolling + found if o.colour == tr.colour and o.id not in self._rest
                     and math.hypot(o.x - rest.x, o.y - rest.y) > self.limit]
             if away:
