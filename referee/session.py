@@ -480,7 +480,7 @@ class RefereeSession:
                 estimator = PoseEstimator(setup.pose_model, setup.pipeline.pose.pose_threads,
                                           input_px=setup.pipeline.pose.pose_input_px)
                 pose = PoseWatch(estimator, setup.profile, setup.pipeline.pose, setup.pipeline.play_line,
-                                 live=source.live)
+                                 live=source.live, strip=setup.pipeline.line_strip)
             balls = make_engine(spec.game, setup.rules_config).balls_per_player
             pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(
                                       spec, setup.pipeline, setup.umpire, balls), setup.calibration, table_reader, pose,

@@ -322,6 +322,45 @@ class PlayLineSettings:
 
 
 @dataclass(frozen=True)
+class LineStripSettings:
+    """The Play Line judged on pixels: the table strip either side of the line, and what reaches into it from the
+    player's side (vision/line_strip.py, docs/pose.md)."""
+
+    strip_mm_per_px: float = 3.0  # the strip is resampled onto the board at this resolution
+    strip_behind_mm: float = 150.0  # it covers this much of the player's side of the line ...
+    strip_beyond_mm: float = 250.0  # ... this much of the table past it ...
+    strip_side_mm: float = 150.0  # ... and this much beyond the line's ends ...
+    hand_height_mm: float = 60.0  # ... at the height of a hand placing or releasing a ball above the table
+    overhead_camera_mm: float = 2000.0  # a camera straight overhead, whose height the calibration cannot tell, is
+    # taken to be this high above the image centre's point of the table
+    root_mm: float = 6.0  # a shape reaching back to within this of the line (or out of view there) is a body's ...
+    arm_width_mm: float = 160.0  # ... and an arm's if at most this wide within width_band_mm of the line (wider: a
+    width_band_mm: float = 30.0  # head or a body above the table, whose camera behind the player sees it past the
+    # line while it is behind it; the keypoints judge those)
+    difference: float = 30.0  # grey levels (the largest of B, G, R) off the empty strip that count as a change ...
+    difference_sum: float = 36.0  # ... or summed over B, G and R (a bare hand on a skin-coloured table) ...
+    shadow_tint: float = 0.06  # ... unless the pixel keeps the table's chromaticity (sum of |b, g, r shares|) ...
+    shadow_min_ratio: float = 0.35  # ... and is at most this much darker (or 1/this brighter): a shadow, a light
+    margin_mm: float = 25.0  # past the line by more than this (board mm) counts (as for keypoints)
+    tip_mm2: float = 30.0  # a shape's tip is where this much of it lies further past the line: specks do not reach
+    learn_rate: float = 0.05  # the empty strip follows the table this fast a frame where nothing differs ...
+    still_learn_rate: float = 0.005  # ... and this fast where a difference stands still (a ball at rest)
+    still_grey: float = 6.0  # a pixel within this of the previous frame stands still
+    arm_mm: float = 60.0  # a rooted shape this close to the line opens the release window
+    release_before_s: float = 0.5  # a shape last over the line this long before the ball is seen crossing is the shot's
+
+    def __post_init__(self) -> None:
+        _check_numbers(self, "line_strip")
+        if self.strip_mm_per_px <= 0:
+            raise ConfigError("pipeline config: 'line_strip.strip_mm_per_px' must be > 0")
+        if not 0 < self.shadow_min_ratio < 1:
+            raise ConfigError("pipeline config: 'line_strip.shadow_min_ratio' must be between 0 and 1, got "
+                              f"{self.shadow_min_ratio}")
+        if not 0 <= self.learn_rate <= 1 or not 0 <= self.still_learn_rate <= 1:
+            raise ConfigError("pipeline config: 'line_strip.learn_rate' and 'still_learn_rate' must be in 0..1")
+
+
+@dataclass(frozen=True)
 class SourceConfig:
     """Live sources: a camera or a stream (vision/sources.py)."""
 
@@ -359,6 +398,7 @@ class PipelineConfig:
     review: ReviewConfig = field(default_factory=ReviewConfig)
     pose: PoseConfig = field(default_factory=PoseConfig)
     play_line: PlayLineSettings = field(default_factory=PlayLineSettings)
+    line_strip: LineStripSettings = field(default_factory=LineStripSettings)
     source: SourceConfig = field(default_factory=SourceConfig)
 
     @staticmethod

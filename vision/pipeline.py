@@ -238,7 +238,8 @@ class VisionPipeline:
             if self.pose.holding:  # live: a settle waits for pose; this frame's events (a table movement) follow it
                 events = [o for o in out if isinstance(o, Event)] + events
                 out = [o for o in out if not isinstance(o, Event)]
-            watched = self.pose.update(frame.t, frame.image, self.calibration, events, to_play)
+            watched = self.pose.update(frame.t, frame.image, self.calibration, events, to_play,
+                                       [(d.u, d.v, d.radius_px) for d in detections])
             events = watched.events
             out += [PipelineWarning(t, message, review=True) for t, message in watched.warnings]
             self.times.add("pose", start)

@@ -38,7 +38,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import cv2
 import numpy as np
@@ -46,8 +46,9 @@ import numpy as np
 from calibration.calibrate import Calibration
 from calibration.profile import TableProfile
 from rules.events import Event, PlayLineCrossing, ShotStarted, TableSettled
-from vision.config import PlayLineSettings, PoseConfig
-from vision.play_line import PlayLineJudge
+from vision.config import LineStripSettings, PlayLineSettings, PoseConfig
+from vision.line_strip import LineStrip, StripReach
+from vision.play_line import HEAD_KEYPOINTS, PlayLineJudge
 from vision.pose import Person
 
 DEFAULT_POSE_MODEL = Path(__file__).resolve().parents[1] / "models" / "build" / "yolo11n-pose.onnx"
@@ -60,6 +61,7 @@ TIME_TOLERANCE_S = 0.005  # timestamps jitter; an interval of two frames must no
 THUMB_WIDTH = 64
 CHANGED_GREY = 25
 CHANGED_FRACTION = 0.02
+HEAD_REACH_MM = 150.0  # a shape past the line whose tip is this close to the head is the head (unless a hand is nearer)
 
 Estimator = Callable[[np.ndarray], list[Person]]  # `vision.pose.PoseEstimator`
 
@@ -151,9 +153,12 @@ class PoseWatch:
     module docstring. `close` stops the worker thread."""
 
     def __init__(self, estimator: Estimator, profile: TableProfile, config: PoseConfig,
-                 settings: PlayLineSettings = PlayLineSettings(), live: bool = False) -> None:
+                 settings: PlayLineSettings = PlayLineSettings(), live: bool = False,
+                 strip: LineStripSettings | None = LineStripSettings()) -> None:
         self.estimator, self.profile, self.config, self.settings = estimator, profile, config, settings
+        self.strip_settings = strip  # None: keypoints alone judge the line
         self.live = live
+        self.decided: list[tuple[str, PlayLineCrossing]] = []  # ("pixels" | "keypoints", call at its decision time)
         self.calls = 0  # pose runs, for the benchmark
         self.run_seconds = 0.0  # wall time the worker spent in pose runs, for the benchmark
         self.waits = 0  # times the frame loop waited for the worker (file mode only)
@@ -167,14 +172,19 @@ class PoseWatch:
         self._last_look: float | None = None
         self._empty: np.ndarray | None = None  # the crop, shrunk, when pose last saw nobody at the line
         self._armed_until = -np.inf  # the release window is open until then
-        self._pending: PlayLineCrossing | None = None  # a call no shot has claimed yet
+        self._pending: PlayLineCrossing | None = None  # a call no shot has claimed yet ...
+        self._pending_by_keypoints = False  # ... and whether the keypoints saw it
         self._shot: _Shot | None = None
+        self._strip: LineStrip | None = None
+        self._strip_window: deque[StripReach | None] = deque(maxlen=settings.window_frames)
+        self._window_called = False  # either judge called in the release window now open
+        self._people: list[Person] = []  # the people of the latest pose run applied (they name a part for pixels)
 
     def update(self, t: float, image: np.ndarray, calibration: Calibration, events: list[Event],
-               to_play: str | None) -> Watched:
+               to_play: str | None, balls: Sequence[tuple[float, float, float]] = ()) -> Watched:
         """This frame's observations with the Play Line call, if one belongs to a shot, in its place, and the
         calls no shot claimed (for a person). `to_play`: whose turn it is, the shooter of a `shot_started`
-        that names nobody."""
+        that names nobody. `balls`: (u, v, radius px) of the balls detected in this frame (not a body)."""
         warnings: list[tuple[float, str]] = []
         self._t = t
         self._raise_failed()
@@ -185,7 +195,11 @@ class PoseWatch:
             self._crop = near_side_crop(calibration, self._judge, self.profile, self.config.pose_crop_margin_mm,
                                         (width, height))
             self._empty = None
+            if self.strip_settings is not None:
+                self._strip = LineStrip(calibration, self.profile, self.strip_settings, (width, height))
+                self._strip_window.clear()
         self._apply_due(t, warnings)
+        self._watch_strip(t, image, balls, warnings)
         out: list[Event] = []
         if self._held and not self._runs:  # live: the run the held settle waited for is applied
             held, self._held = self._held, []
@@ -252,9 +266,8 @@ class PoseWatch:
         """One frame's observations with the call in place; a held call no shot claimed in time is a warning."""
         out = self._observe(events, to_play, t)
         out += self._claim(t)
-        if self._pending is not None and t - self._pending.t > self.config.pose_release_before_s:
-            warnings.append(self._unclaimed(t, self._pending))
-            self._pending = None
+        if self._pending is not None and t - self._pending.t > self._before_s():
+            self._drop_pending(t, warnings)
             self._reset(t)  # a lean at the next release is called again
         return out
 
@@ -314,16 +327,95 @@ class PoseWatch:
         if not run.people.done():
             self.waits += 1
         people = [shifted(p, run.crop.x0, run.crop.y0) for p in run.people.result()]  # raises the worker's error
+        self._people = people
         reach = self._judge.shooter(people)
         if reach and max(r.beyond_mm for r in reach) > -self.config.pose_arm_mm:
             self._armed_until = max(self._armed_until, run.t + self.config.pose_interval_s)
         elif run.calibration is self._calibration:
             self._empty = run.thumbnail
-        call = self._judge.update(run.t, people, shooting=run.t < self._armed_until)  # outside a window it forgets
+        shooting = run.t < self._armed_until
+        call = self._judge.update(run.t, people, shooting=shooting)  # outside a window it forgets
+        if not shooting and self._strip is None:  # else the pixels, seen every frame, say when the window closes
+            self._window_called = False
         if call is not None:
-            if self._pending is not None:
-                warnings.append(self._unclaimed(t, self._pending))
-            self._pending = call
+            self._call("keypoints", call, t, warnings)
+
+    def _watch_strip(self, t: float, image: np.ndarray, balls: Sequence[tuple[float, float, float]],
+                     warnings: list[tuple[float, str]]) -> None:
+        """The pixels past the line, every frame: a shape rooted on the player's side near the line opens the release
+        window; past the margin in K of the last N frames of the window, it is a call."""
+        if self._strip is None:
+            return
+        reach = self._strip.update(image, balls)
+        assert self.strip_settings is not None
+        if reach is not None and reach.beyond_mm > -self.strip_settings.arm_mm:
+            self._armed_until = max(self._armed_until, t + self.config.pose_interval_s)
+        if t >= self._armed_until:
+            self._strip_window.clear()
+            self._window_called = False
+            return
+        over_now = reach is not None and reach.beyond_mm > self.strip_settings.margin_mm
+        self._strip_window.append(reach if over_now else None)
+        if over_now and self._pending is not None and not self._pending_by_keypoints:
+            self._pending = replace(self._pending, t=t)  # still over the line: the call holds as of now
+        over = [r for r in self._strip_window if r is not None]
+        if len(over) >= self.settings.frames_to_call and not self._window_called:
+            part = self._part_at(max(over, key=lambda r: r.beyond_mm))
+            if part != "head":  # a head seen past the line may be above the table behind it: the keypoints judge it
+                self._call("pixels", PlayLineCrossing(t=t, body_part=part, confidence=1.0), t, warnings)
+
+    def _call(self, judge: str, call: PlayLineCrossing, t: float, warnings: list[tuple[float, str]]) -> None:
+        """One call per release window, whichever judge makes it first; the keypoints, when they call too while the
+        call waits for its shot, name the body part."""
+        self.decided.append((judge, call))
+        if self._window_called:
+            if judge == "keypoints" and self._pending is not None:
+                self._pending = replace(self._pending, body_part=call.body_part, confidence=call.confidence)
+                self._pending_by_keypoints = True
+            return
+        self._window_called = True
+        if self._pending is not None:
+            self._drop_pending(t, warnings)
+        self._pending, self._pending_by_keypoints = call, judge == "keypoints"
+
+    def _drop_pending(self, t: float, warnings: list[tuple[float, str]]) -> None:
+        """A call no shot claimed: a review warning when the keypoints saw a body part over the line (a shot vision
+        may have missed); a shape seen by the pixels alone is most often a hand lifting balls between shots."""
+        assert self._pending is not None
+        if self._pending_by_keypoints:
+            warnings.append(self._unclaimed(t, self._pending))
+        self._pending = None
+
+    def _part_at(self, reach: StripReach) -> str:
+        """The body part a shape past the line is, from the latest pose run: of the person whose body is nearest where
+        the shape crosses the line, the head if its tip is by the head, else the hand on the side of the arm nearest
+        the tip; "hand" (side unknown) if pose saw no arm: the pixels call only shapes no wider than an arm."""
+        assert self._calibration is not None
+        best: tuple[float, dict[str, np.ndarray]] | None = None
+        for person in self._people:
+            points = {k.name: (k.x, k.y) for k in person.keypoints
+                      if k.confidence >= self.settings.min_keypoint_confidence}
+            if not points:
+                continue
+            board = dict(zip(points, self._calibration.image_to_board(np.array(list(points.values()), float))))
+            gap = min(float(np.hypot(*(p - reach.root))) for p in board.values())
+            if best is None or gap < best[0]:
+                best = (gap, board)
+        if best is None:
+            return "hand"  # the pixels call only shapes no wider than an arm
+        board = best[1]
+        tip = np.array(reach.tip)
+        head = [board[name] for name in HEAD_KEYPOINTS if name in board]
+        arms = {name: float(np.hypot(*(board[name] - tip))) for name in board
+                if name.endswith(("_wrist", "_elbow", "_shoulder"))}
+        nearest_arm = min(arms, key=arms.__getitem__, default=None)
+        if head:
+            to_head = float(np.hypot(*(np.mean(head, axis=0) - tip)))
+            if to_head <= HEAD_REACH_MM and (nearest_arm is None or to_head <= arms[nearest_arm]):
+                return "head"
+        if nearest_arm is None:
+            return "hand"
+        return f"{nearest_arm.split('_')[0]}_hand"
 
     def _due(self, t: float, image: np.ndarray) -> bool:
         """Every look in a release window; an idle look only if the crop changed since nobody was at the line."""
@@ -347,11 +439,19 @@ class PoseWatch:
         shot, call = self._shot, self._pending
         if shot is None or call is None or shot.called:
             return []
-        if not shot.t - self.config.pose_release_before_s <= call.t <= shot.t + self.config.pose_release_after_s:
+        if not shot.t - self._before_s() <= call.t <= shot.t + self.config.pose_release_after_s:
             return []
         self._pending = None
         shot.called = True
         return [replace(call, t=max(call.t, shot.t, t), player=shot.player)]
+
+    def _before_s(self) -> float:
+        """How long before the shot's start the held call may have been made: a shape the pixels alone saw must
+        have been over the line at most `release_before_s` before the ball was seen crossing (a hand releasing the
+        ball is over the line as it lets go; one that lifted a ball between shots left the line earlier)."""
+        if self._pending_by_keypoints or self.strip_settings is None:
+            return self.config.pose_release_before_s
+        return self.strip_settings.release_before_s
 
     def _unclaimed(self, t: float, call: PlayLineCrossing) -> tuple[float, str]:
         """A call no shot claimed: the umpire decides (a shot vision missed, or a lean that was no shot)."""
@@ -359,6 +459,8 @@ class PoseWatch:
                      f"(confidence {call.confidence:.2f}) with no shot seen; no call, please review")
 
     def _reset(self, t: float) -> None:
-        """The judge forgets its window, so the next crossing is called again."""
+        """Both judges forget their windows, so the next crossing is called again."""
         assert self._judge is not None
         self._judge.update(t, [], shooting=False)
+        self._strip_window.clear()
+        self._window_called = False

@@ -1,0 +1,257 @@
+"""What the camera sees past the Play Line: whatever reaches over it from the player's side (a hand, a glove, a
+sleeve), measured on the board in mm.
+
+Keypoints say where joints are, not where a body ends: a gloved hand ends about 95 mm past its wrist, and the
+pose model may put the wrist mid-forearm. So the line is also judged on pixels. A strip on both sides of the line
+is resampled onto the board (`strip_mm_per_px` a pixel, rows = distance past the line) as seen at the height of a
+hand placing or releasing a ball (`hand_height_mm`): a hand is judged where it is, not where the camera sees it on
+the table, which from behind the player is further on by h / (camera height - h) of its distance from the
+camera's foot. Each frame's strip is compared with two pictures of the empty strip: one learned where nothing
+differs and, slowly, where a difference stands still (a ball at rest), and the table as last seen uncovered (so
+that where a player who stood still moves away, the table showing again is not a change). A pixel unlike both,
+by more than a change of light, has changed; changed pixels near each other are one body.
+
+A body counts as an arm over the line when it reaches back to within `root_mm` of the line (or to where the
+camera's view ends on the player's side: the arm behind the hand may be part of the learned picture) and is no
+wider than an arm within `width_band_mm` of the line (`arm_width_mm`). A wider body is left to the keypoints: from
+a camera behind or above the player, a head above the table behind the line hides the table past it (parallax),
+so pixels cannot tell a lean from a stand there. What a body is not:
+
+* a ball: the discs of the balls detected in the frame are left out (the strip is not a ball detector);
+* a shadow or a change of light: a pixel darker or brighter than the table by a factor, with the table's own
+  colour (chromaticity), is light; the whole strip's brightness is matched to the picture first, and a pixel
+  counts only outside the range its picture takes within a pixel of it (a camera shaking by a pixel);
+* an arm reaching in from the table's side (an umpire): it runs off the strip's side, or does not reach the line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import cv2
+import numpy as np
+
+from calibration.ball_height import camera_pose
+from calibration.calibrate import Calibration
+from calibration.profile import TableProfile
+from rules.errors import InputError
+from vision.config import LineStripSettings
+
+BALL_CLEARANCE = 1.4  # a detected ball's disc is left out this much wider than the ball
+OPEN = np.ones((2, 2), np.uint8)  # specks of noise go; a finger (8 mm, under 3 strip pixels) stays
+NEAR = np.ones((3, 3), np.uint8)
+BRIDGE = np.ones((5, 3), np.uint8)
+GATHER = np.ones((11, 11), np.uint8)  # pieces of one body this close (a strip pixel is 3 mm: 30 mm) are one
+
+
+@dataclass(frozen=True)
+class StripReach:
+    """The furthest a shape rooted on the player's side reaches: `beyond_mm` past the line (negative: short of
+    it), at `tip` on the board (mm), where it crosses back over the line at `root` (board mm)."""
+
+    beyond_mm: float
+    tip: tuple[float, float]
+    root: tuple[float, float]
+
+
+class LineStrip:
+    """Watches the table on both sides of the Play Line; `update` once a frame (it learns the empty strip)."""
+
+    def __init__(self, calibration: Calibration, profile: TableProfile, settings: LineStripSettings,
+                 image_size: tuple[int, int]) -> None:
+        assert profile.play_line is not None, "a line strip needs a table with a Play Line"
+        self.settings = s = settings
+        self._calibration = calibration
+        a, b = (np.asarray(p, float) for p in profile.play_line)
+        along = (b - a) / np.linalg.norm(b - a)
+        normal = np.array([-along[1], along[0]])
+        board = profile.playing_field
+        if (np.array([(board.x_min + board.x_max) / 2, (board.y_min + board.y_max) / 2]) - a) @ normal < 0:
+            normal = -normal  # towards the table
+        self._origin, self._along, self._normal = a, along, normal
+        self._ball_r_px = BALL_CLEARANCE * profile.ball_diameter_mm / 2 / s.strip_mm_per_px
+        res = s.strip_mm_per_px
+        u = np.arange(-s.strip_side_mm, np.linalg.norm(b - a) + s.strip_side_mm + res / 2, res)
+        self._w = np.arange(-s.strip_behind_mm, s.strip_beyond_mm + res / 2, res)  # mm past the line, by row
+        uu, ww = np.meshgrid(u, self._w)
+        self._u0 = float(u[0])
+        try:
+            pose = camera_pose(calibration.homography, calibration.image_size, calibration.intrinsics)
+            self._camera = (np.array(pose.centre_mm[:2]), float(pose.centre_mm[2]))
+        except InputError:  # straight overhead, the homography hides the camera's height: above the image's centre
+            width, height = calibration.image_size
+            foot = calibration.homography.to_board(np.array([[width / 2, height / 2]], float))[0]
+            self._camera = (foot, s.overhead_camera_mm)
+        if s.hand_height_mm >= self._camera[1]:
+            raise InputError(f"line_strip.hand_height_mm {s.hand_height_mm:g} reaches the camera "
+                             f"({self._camera[1]:.0f} mm above the table); lower it")
+        points = a + uu.reshape(-1, 1) * along + ww.reshape(-1, 1) * normal
+        px = _to_raw(calibration, calibration.board_to_image(self._seen_at(points, s.hand_height_mm)))
+        px = px.reshape(*uu.shape, 2)
+        width, height = image_size
+        self._valid = (np.isfinite(px).all(axis=2) & (px[..., 0] >= 0) & (px[..., 0] <= width - 1)
+                       & (px[..., 1] >= 0) & (px[..., 1] <= height - 1))
+        self._map = np.where(self._valid[..., None], px, -1).astype(np.float32)
+        # where the view ends on the player's side: a shape touching it may be rooted beyond the camera's view
+        edge = cv2.dilate((~self._valid).astype(np.uint8), NEAR).astype(bool) & self._valid
+        self._view_edge = edge & (ww < 0)
+        self._root_rows = self._w <= s.root_mm
+        self._line_row = int(np.searchsorted(self._w, 0.0))
+        self._band = (int(np.searchsorted(self._w, -s.width_band_mm)), int(np.searchsorted(self._w, s.width_band_mm)))
+        self._tip_px = max(1, int(np.ceil(s.tip_mm2 / res ** 2)))
+        self._picture: list[np.ndarray] | None = None  # the empty strip: float B, G, R planes
+        self._table: list[np.ndarray] | None = None  # ... the table where it was last seen uncovered (never learns
+        # what stands still: where a player who stood still moves away, the table shows again, not a change)
+        self._last: list[np.ndarray] | None = None  # the previous frame's strip
+
+    def update(self, image: np.ndarray, balls: Sequence[tuple[float, float, float]] = ()) -> StripReach | None:
+        """This frame's furthest reach of a shape rooted on the player's side (None: nothing rooted differs).
+        `balls`: (u, v, radius px) of the balls detected in this frame (undistorted pixels, as detections are)."""
+        strip = [plane.astype(np.float32) for plane in
+                 cv2.split(cv2.remap(image, self._map[..., 0], self._map[..., 1], cv2.INTER_LINEAR))]
+        if self._picture is None:
+            self._picture, self._table, self._last = [p.copy() for p in strip], [p.copy() for p in strip], strip
+            return None
+        changed = self._changed(strip)
+        for u, v, _ in balls:
+            self._leave_out_ball(changed, (u, v))
+        changed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_OPEN, OPEN)
+        changed = cv2.morphologyEx(changed, cv2.MORPH_CLOSE, BRIDGE)  # a row where a sleeve matches the table
+        # a hand, a face or a shirt partly like the table in colour shows in pieces: pieces this near are one body
+        count, bodies, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(changed, GATHER), connectivity=8)
+        reach, rooted = self._furthest(count, np.where(changed.astype(bool), bodies, 0), stats)
+        self._learn(strip, changed.astype(bool), rooted)
+        return reach
+
+    def beyond_mm(self, board_mm: np.ndarray) -> np.ndarray:
+        """Signed distance of board points past the Play Line (positive: on the table side)."""
+        return (np.asarray(board_mm, float).reshape(-1, 2) - self._origin) @ self._normal
+
+    def _changed(self, strip: list[np.ndarray]) -> np.ndarray:
+        """Pixels unlike both the learned picture and the table as last seen uncovered (where something that stood
+        still, learned into the picture, has left), by more than a change of light (shadow, lamp, cloud)."""
+        assert self._picture is not None and self._table is not None
+        return self._unlike(strip, self._picture) & self._unlike(strip, self._table)
+
+    def _unlike(self, strip: list[np.ndarray], picture: list[np.ndarray]) -> np.ndarray:
+        """Pixels unlike `picture` by more than a change of light."""
+        s = self.settings
+        bright, known = strip[0] + strip[1] + strip[2] + 3, picture[0] + picture[1] + picture[2] + 3
+        ratio = bright / known
+        sample = ratio[::3, ::3][self._valid[::3, ::3]]
+        gain = float(np.median(sample)) if sample.size else 1.0
+        ratio *= 1 / gain
+        off = [_outside(now, was * gain) for now, was in zip(strip, picture)]
+        differs = (_largest(off) > s.difference) | (off[0] + off[1] + off[2] > s.difference_sum)
+        now_share, was_share = 1 / bright, 1 / known
+        tint = sum((cv2.absdiff(now * now_share, was * was_share) for now, was in zip(strip, picture)),
+                   np.zeros_like(bright))
+        light = (tint < s.shadow_tint) & (ratio >= s.shadow_min_ratio) & (ratio <= 1 / s.shadow_min_ratio)
+        return differs & ~light & self._valid
+
+    def _leave_out_ball(self, changed: np.ndarray, centre_px: tuple[float, float]) -> None:
+        """Clear a detected ball's disc (its contact point on the board, widened) from the strip."""
+        x, y = self._board_to_strip(self._calibration_point(centre_px))
+        if -self._ball_r_px <= x < changed.shape[1] + self._ball_r_px and \
+                -self._ball_r_px <= y < changed.shape[0] + self._ball_r_px:
+            disc = np.zeros(changed.shape, np.uint8)
+            cv2.circle(disc, (int(round(x)), int(round(y))), int(np.ceil(self._ball_r_px)), 1, -1)
+            changed &= ~disc.astype(bool)
+
+    def _furthest(self, count: int, labels: np.ndarray, stats: np.ndarray) -> tuple[StripReach | None, np.ndarray]:
+        """The rooted body reaching furthest past the line (its tip: where the `tip_mm2` furthest of it begins, so a
+        speck at its end does not count), and the mask of every rooted body. `labels`: each changed pixel's body."""
+        s = self.settings
+        rooted = np.zeros(labels.shape, bool)
+        best: StripReach | None = None
+        for label in range(1, count):
+            if stats[label, cv2.CC_STAT_AREA] < self._tip_px:
+                continue
+            shape = labels == label
+            rows, cols = np.nonzero(shape)
+            if not len(rows) or (not self._root_rows[rows.min()] and not (shape & self._view_edge).any()):
+                continue  # it does not reach the line: a ball, an arm from the table's side
+            rooted |= shape
+            if self._width_at_line(shape) > s.arm_width_mm:
+                continue  # wider than an arm where it crosses: a body above the table hides the strip
+            order = np.argsort(rows)
+            tip_at = order[-min(self._tip_px, len(order))]
+            beyond = float(self._w[rows[tip_at]])
+            if best is not None and beyond <= best.beyond_mm:
+                continue
+            on_line = cols[rows == self._line_row]
+            root_col = float(np.median(on_line)) if len(on_line) else float(np.median(cols))
+            best = StripReach(beyond, self._strip_to_board(float(cols[tip_at]), float(rows[tip_at])),
+                              self._strip_to_board(root_col, float(self._line_row)))
+        return best, rooted
+
+    def _width_at_line(self, body: np.ndarray) -> float:
+        """The widest a body spans (first to last pixel, holes and all) in the rows within `width_band_mm` of the
+        line, in mm; infinite if it runs off the strip's side there."""
+        near = body[self._band[0]:self._band[1] + 1]
+        cols = np.flatnonzero(near.any(axis=0))
+        if not len(cols):
+            return 0.0
+        if cols[0] == 0 or cols[-1] == near.shape[1] - 1:  # it goes on past the strip's end: not measured, not an arm
+            return float("inf")
+        return float(cols[-1] - cols[0] + 1) * self.settings.strip_mm_per_px
+
+    def _learn(self, strip: list[np.ndarray], changed: np.ndarray, rooted: np.ndarray) -> None:
+        """The empty strip follows the table where nothing differs, and slowly where a difference stands still."""
+        s = self.settings
+        assert self._picture is not None and self._table is not None and self._last is not None
+        still = _largest([cv2.absdiff(now, was) for now, was in zip(strip, self._last)]) <= s.still_grey
+        busy = cv2.dilate((changed | rooted).astype(np.uint8), NEAR).astype(bool)
+        rate = np.full(busy.shape, s.learn_rate, np.float32)
+        rate[busy] = 0.0
+        for now, was in zip(strip, self._table):
+            was += rate * (now - was)
+        rate[busy & still] = s.still_learn_rate
+        for now, was in zip(strip, self._picture):
+            was += rate * (now - was)
+        self._last = strip
+
+    def _calibration_point(self, px: tuple[float, float]) -> np.ndarray:
+        """Where the ray through a detection's centre (undistorted pixels, as detections are) is at the strip's
+        height."""
+        plane = self._calibration.homography.to_board(np.array([px], float))
+        centre, height = self._camera
+        return (centre + (plane - centre) * (height - self.settings.hand_height_mm) / height)[0]
+
+    def _seen_at(self, points: np.ndarray, height_mm: float) -> np.ndarray:
+        """Board points raised `height_mm` above the table -> where the camera sees them on the table plane."""
+        centre, height = self._camera
+        return centre + (points - centre) * height / (height - height_mm)
+
+    def _board_to_strip(self, board: np.ndarray) -> tuple[float, float]:
+        rel = board - self._origin
+        return ((rel @ self._along - self._u0) / self.settings.strip_mm_per_px,
+                (rel @ self._normal + self.settings.strip_behind_mm) / self.settings.strip_mm_per_px)
+
+    def _strip_to_board(self, col: float, row: float) -> tuple[float, float]:
+        res = self.settings.strip_mm_per_px
+        point = self._origin + (self._u0 + col * res) * self._along + (row * res - self.settings.strip_behind_mm) \
+            * self._normal
+        return float(point[0]), float(point[1])
+
+
+def _outside(now: np.ndarray, was: np.ndarray) -> np.ndarray:
+    """How far a plane lies outside the range its picture takes within a pixel of it: a camera shaking by a pixel
+    does not turn the edges of the line and the table into changes."""
+    return np.maximum(cv2.max(now - cv2.dilate(was, NEAR), cv2.erode(was, NEAR) - now), 0)
+
+
+def _largest(planes: list[np.ndarray]) -> np.ndarray:
+    return cv2.max(cv2.max(planes[0], planes[1]), planes[2])
+
+
+def _to_raw(calibration: Calibration, undistorted_px: np.ndarray) -> np.ndarray:
+    """Undistorted image pixels -> the raw frame's (the lens's distortion put back), for resampling raw frames."""
+    intrinsics = calibration.intrinsics
+    if intrinsics is None:
+        return undistorted_px
+    k = intrinsics.k
+    rays = np.column_stack([undistorted_px, np.ones(len(undistorted_px))]) @ np.linalg.inv(k).T
+    raw, _ = cv2.projectPoints(rays.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), k, intrinsics.d)
+    return raw.reshape(-1, 2)
