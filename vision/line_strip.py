@@ -132,23 +132,32 @@ class LineStrip:
         """Pixels unlike both the learned picture and the table as last seen uncovered (where something that stood
         still, learned into the picture, has left), by more than a change of light (shadow, lamp, cloud)."""
         assert self._picture is not None and self._table is not None
-        return self._unlike(strip, self._picture) & self._unlike(strip, self._table)
+        everywhere = (slice(None), slice(None))
+        changed = self._unlike(strip, self._picture, everywhere)
+        rows, cols = np.nonzero(changed.any(axis=1))[0], np.nonzero(changed.any(axis=0))[0]
+        if len(rows):  # the table is asked only around what differs from the picture (most frames: nothing)
+            box = (slice(max(rows[0] - 1, 0), rows[-1] + 2), slice(max(cols[0] - 1, 0), cols[-1] + 2))
+            changed[box] &= self._unlike(strip, self._table, box)
+        return changed
 
-    def _unlike(self, strip: list[np.ndarray], picture: list[np.ndarray]) -> np.ndarray:
-        """Pixels unlike `picture` by more than a change of light."""
+    def _unlike(self, strip: list[np.ndarray], picture: list[np.ndarray], box: tuple[slice, slice]) -> np.ndarray:
+        """Pixels of `box` unlike `picture` by more than a change of light (the brightness matched over the strip)."""
         s = self.settings
-        bright, known = strip[0] + strip[1] + strip[2] + 3, picture[0] + picture[1] + picture[2] + 3
-        ratio = bright / known
-        sample = ratio[::3, ::3][self._valid[::3, ::3]]
+        thin = (slice(None, None, 3), slice(None, None, 3))
+        now_thin, was_thin = [p[thin] for p in strip], [p[thin] for p in picture]
+        ratios = (now_thin[0] + now_thin[1] + now_thin[2] + 3) / (was_thin[0] + was_thin[1] + was_thin[2] + 3)
+        sample = ratios[self._valid[thin]]
         gain = float(np.median(sample)) if sample.size else 1.0
-        ratio *= 1 / gain
+        strip, picture = [p[box] for p in strip], [p[box] for p in picture]
+        bright, known = strip[0] + strip[1] + strip[2] + 3, picture[0] + picture[1] + picture[2] + 3
+        ratio = bright / (known * gain)
         off = [_outside(now, was * gain) for now, was in zip(strip, picture)]
         differs = (_largest(off) > s.difference) | (off[0] + off[1] + off[2] > s.difference_sum)
         now_share, was_share = 1 / bright, 1 / known
         tint = sum((cv2.absdiff(now * now_share, was * was_share) for now, was in zip(strip, picture)),
                    np.zeros_like(bright))
         light = (tint < s.shadow_tint) & (ratio >= s.shadow_min_ratio) & (ratio <= 1 / s.shadow_min_ratio)
-        return differs & ~light & self._valid
+        return differs & ~light & self._valid[box]
 
     def _leave_out_ball(self, changed: np.ndarray, centre_px: tuple[float, float]) -> None:
         """Clear a detected ball's disc (its contact point on the board, widened) from the strip."""

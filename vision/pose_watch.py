@@ -178,6 +178,7 @@ class PoseWatch:
         self._strip: LineStrip | None = None
         self._strip_window: deque[StripReach | None] = deque(maxlen=settings.window_frames)
         self._window_called = False  # either judge called in the release window now open
+        self._strip_frames = 0  # frames the pixels were offered (outside a window they look at every other one)
         self._people: list[Person] = []  # the people of the latest pose run applied (they name a part for pixels)
 
     def update(self, t: float, image: np.ndarray, calibration: Calibration, events: list[Event],
@@ -342,9 +343,13 @@ class PoseWatch:
 
     def _watch_strip(self, t: float, image: np.ndarray, balls: Sequence[tuple[float, float, float]],
                      warnings: list[tuple[float, str]]) -> None:
-        """The pixels past the line, every frame: a shape rooted on the player's side near the line opens the release
-        window; past the margin in K of the last N frames of the window, it is a call."""
+        """The pixels past the line, every frame in a release window and every other frame outside one (half the cost
+        while nobody is at the line): a body near the line opens the release window; past the margin in K of the last
+        N frames of the window, it is a call."""
         if self._strip is None:
+            return
+        self._strip_frames += 1
+        if t >= self._armed_until and self._strip_frames % 2:
             return
         reach = self._strip.update(image, balls)
         assert self.strip_settings is not None
