@@ -8,6 +8,12 @@ run on every frame, and it never runs in the frame loop: it runs beside it, on a
 of the line, and until `pose_release_after_s` after vision sees the ball cross it (`shot_started`).
 Idle runs are skipped while the crop looks as it did when pose last saw nobody at the line.
 
+The pixels past the line (`vision.line_strip`) are looked at in the frame loop itself (about 2 ms), every frame in
+a release window and every other frame outside one: a body there near the line opens the window too, and one past
+the margin in K of N frames is a call. Either judge's call counts, one per window; the keypoints name the part when
+they call too. A call from the pixels alone belongs to a shot seen at most `line_strip.release_before_s` after it
+was last over the line, and goes unwarned when no shot claims it (a hand lifting balls between shots).
+
 A run's result is joined to the shot by its frame's time, in one of two modes:
 
 * a file (`live=False`) gives the same record however fast the machine is (a resumed run is
