@@ -92,7 +92,8 @@ class LineStrip:
         width, height = image_size
         self._valid = (np.isfinite(px).all(axis=2) & (px[..., 0] >= 0) & (px[..., 0] <= width - 1)
                        & (px[..., 1] >= 0) & (px[..., 1] <= height - 1))
-        self._map = np.where(self._valid[..., None], px, -1).astype(np.float32)
+        mapped = np.where(self._valid[..., None], px, -1).astype(np.float32)
+        self._map_x, self._map_y = np.ascontiguousarray(mapped[..., 0]), np.ascontiguousarray(mapped[..., 1])
         # where the view ends on the player's side: a shape touching it may be rooted beyond the camera's view
         edge = cv2.dilate((~self._valid).astype(np.uint8), NEAR).astype(bool) & self._valid
         self._view_edge = edge & (ww < 0)
@@ -109,7 +110,7 @@ class LineStrip:
         """This frame's furthest reach of a shape rooted on the player's side (None: nothing rooted differs).
         `balls`: (u, v, radius px) of the balls detected in this frame (undistorted pixels, as detections are)."""
         strip = [plane.astype(np.float32) for plane in
-                 cv2.split(cv2.remap(image, self._map[..., 0], self._map[..., 1], cv2.INTER_LINEAR))]
+                 cv2.split(cv2.remap(image, self._map_x, self._map_y, cv2.INTER_LINEAR))]
         if self._picture is None:
             self._picture, self._table, self._last = [p.copy() for p in strip], [p.copy() for p in strip], strip
             return None
@@ -123,10 +124,6 @@ class LineStrip:
         reach, rooted = self._furthest(count, np.where(changed.astype(bool), bodies, 0), stats)
         self._learn(strip, changed.astype(bool), rooted)
         return reach
-
-    def beyond_mm(self, board_mm: np.ndarray) -> np.ndarray:
-        """Signed distance of board points past the Play Line (positive: on the table side)."""
-        return (np.asarray(board_mm, float).reshape(-1, 2) - self._origin) @ self._normal
 
     def _changed(self, strip: list[np.ndarray]) -> np.ndarray:
         """Pixels unlike both the learned picture and the table as last seen uncovered (where something that stood
