@@ -67,7 +67,8 @@ def referee_clip(clip: ReachClip, estimator: Callable[[np.ndarray], list[Person]
     """One clip through the detector and the Play Line watch (`strip` None: keypoints alone)."""
     truth = clip.truth
     peak_t = int(np.argmax(clip.beyond_mm)) / truth.fps
-    shot_t = peak_t + SHOT_SEEN_AFTER_S if truth.window is not None else None
+    last_t = (truth.frames - 1) / truth.fps  # a reach that peaks late: its ball is seen crossing before the clip ends
+    shot_t = min(peak_t + SHOT_SEEN_AFTER_S, last_t) if truth.window is not None else None
     mapper = BoardMapper(clip.calibration, clip.profile)
     calls: list[PlayLineCrossing] = []
     detector = None
