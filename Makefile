@@ -27,7 +27,7 @@ $(POSE_MODEL): models/build_pose.py $(MODEL_VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,batch]'
 	touch $(STAMP)
 
 # Headless Chromium for the review report's browser test (tests/review), from Debian's package: the

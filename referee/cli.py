@@ -11,7 +11,8 @@ from rules.errors import InputError
 from . import __version__
 
 # Subcommand modules under referee/commands, in the order --help lists them.
-COMMANDS = ("replay", "calibrate", "simulate", "run", "serve", "eval", "annotate", "highlights", "report", "correct")
+COMMANDS = ("replay", "calibrate", "simulate", "run", "serve", "eval", "annotate", "highlights", "report", "correct",
+            "batch")
 
 
 def build_parser() -> argparse.ArgumentParser:

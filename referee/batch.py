@@ -1,0 +1,321 @@
+"""`referee batch`: a tournament's matches refereed, highlighted and reported, on a local process pool or on Ray.
+
+Each match is exactly what the single-match commands make: `referee run` (its run folder), `referee highlights`
+(clips and reel, in the run folder) and `referee report` (report.html). A match runs in one worker from start to
+end (`referee_match`, a plain function: the pool and Ray call the same one), in its own folder
+OUT/matches/ID/, and is complete only once its stamp (`record.batch`) is written, last. So:
+
+* a match whose stamp still matches its inputs and outputs is skipped, and its worker never starts;
+* a match that fails records its one-line error (OUT/matches/ID/error.json) and the others go on;
+* a match stopped half-way (Ctrl-C, a killed worker, a lost Ray node) has no stamp and is refereed again by the
+  next batch; its unfinished run folder is moved aside (run.replaced-TIME), never written over.
+
+After the matches: the day's reel (every match's reel joined, OUT/reel.mp4), the tournament page
+(OUT/tournament.html, `review.tournament`) and OUT/batch.json (what each match came to, this batch).
+With Ray the inputs and OUT must be on a filesystem every node sees (the same paths).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from record.batch import ERROR_FILE, MatchSpec, read_stamp, write_error, write_stamp
+from record.run_folder import HIGHLIGHTS_DIR, HIGHLIGHTS_INDEX_FILE, HIGHLIGHTS_REEL_FILE, RESULT_FILE
+from rules.errors import InputError
+from rules.files import read_json, write_json_atomically
+
+from . import __version__
+
+RUN_DIR = "run"
+REPORT_FILE = "report.html"
+DAY_REEL_FILE = "reel.mp4"
+PAGE_FILE = "tournament.html"
+SUMMARY_FILE = "batch.json"
+SUMMARY_FORMAT = "table-referee/batch@1"
+STATUSES = ("done", "skipped", "failed")
+HEAD_TIMEOUT_S = 5.0  # a Ray head that has not answered a connection in this long is not there
+
+
+class BatchError(InputError):
+    """The batch cannot start as asked (an executor that cannot be reached, a bad option)."""
+
+
+@dataclass(frozen=True)
+class MatchOutcome:
+    """What one match came to in this batch."""
+
+    match_id: str
+    game: str
+    status: str  # one of STATUSES
+    error: str | None  # "failed": the one-line reason
+    seconds: float  # wall time in its worker (0 when skipped)
+    peak_rss_mb: float  # the worker process's peak resident memory so far (0 when skipped)
+    match_dir: Path
+    result: dict[str, Any] | None  # complete, final_scores, winners, status (from result.json)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.match_dir / RUN_DIR
+
+    @property
+    def report(self) -> Path:
+        return self.match_dir / REPORT_FILE
+
+    @property
+    def reel(self) -> Path:
+        return self.run_dir / HIGHLIGHTS_DIR / HIGHLIGHTS_REEL_FILE
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.match_id, "game": self.game, "status": self.status, "error": self.error,
+                "seconds": round(self.seconds, 3), "peak_rss_mb": round(self.peak_rss_mb, 1),
+                "folder": str(self.match_dir), "result": self.result}
+
+
+def match_folder(out: Path, match_id: str) -> Path:
+    return out / "matches" / match_id
+
+
+def pose_model_for(match: MatchSpec) -> Path | None:
+    from vision.pose_watch import DEFAULT_POSE_MODEL
+
+    return DEFAULT_POSE_MODEL if match.pose else None
+
+
+def is_complete(match: MatchSpec, out: Path) -> bool:
+    """The match's stamp still matches its inputs and outputs (checked where the batch starts, before any worker)."""
+    return read_stamp(match_folder(out, match.match_id), match.fingerprint(__version__, pose_model_for(match))) \
+        is not None
+
+
+def referee_match(match: MatchSpec, out: Path) -> MatchOutcome:
+    """Referee, highlight and report one match in its folder, then stamp it; a failure is recorded in the folder
+    and returned (the batch goes on). Runs in a worker process (pool or Ray)."""
+    folder = match_folder(out, match.match_id)
+    fingerprint = match.fingerprint(__version__, pose_model_for(match))
+    started = time.perf_counter()
+    stamp = read_stamp(folder, fingerprint)
+    if stamp is not None:
+        return MatchOutcome(match.match_id, match.game, "skipped", None, 0.0, 0.0, folder, stamp.get("result"))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / ERROR_FILE).unlink(missing_ok=True)
+        outputs = _referee(match, folder)
+        result = _result(folder / RUN_DIR)
+        write_stamp(folder, match.match_id, fingerprint, outputs, result, time.perf_counter() - started)
+        status, error = "done", None
+    except Exception as failure:  # recorded in the match's folder and the batch's summary, reported by the CLI
+        status, error, result = "failed", _one_line(failure), None
+        write_error(folder, match.match_id, error, type(failure).__name__)
+    return MatchOutcome(match.match_id, match.game, status, error, time.perf_counter() - started, _peak_rss_mb(),
+                        folder, result)
+
+
+def _referee(match: MatchSpec, folder: Path) -> list[Path]:
+    """`referee run`, `referee highlights`, `referee report` for one match; returns the files they wrote."""
+    from referee.session import RefereeSession, RunSpec
+    from review.annotate import open_review
+    from review.highlights import write_highlights
+    from review.report import build_report
+
+    run_dir = folder / RUN_DIR
+    start = "fresh" if run_dir.exists() else "new"  # an unfinished run is moved aside (run.replaced-TIME), kept
+    spec = RunSpec(str(match.video), match.game, run_dir, profile=match.profile, calibration=match.calibration,
+                   config=match.config, session=match.session, players=match.players, pose=match.pose,
+                   start=start)
+    with RefereeSession.open(spec) as session:
+        summary = session.run()
+    if summary.stopped is not None:
+        raise InputError(f"the run stopped at {summary.last_t:.1f} s ({summary.stopped.reason.value})")
+    review = open_review(run_dir, match.video, match.calibration, match.profile)
+    highlights = write_highlights(review, run_dir / HIGHLIGHTS_DIR)
+    build_report(run_dir, folder / REPORT_FILE, video=match.video, clips_dir=run_dir / HIGHLIGHTS_DIR,
+                 calibration=match.calibration)
+    files = [run_dir / name for name in ("events.jsonl", "decisions.jsonl", RESULT_FILE)]
+    files += [run_dir / HIGHLIGHTS_DIR / HIGHLIGHTS_INDEX_FILE, folder / REPORT_FILE]
+    files += [highlights.index.parent / clip.file for clip in highlights.clips]
+    if highlights.reel is not None:
+        files.append(highlights.reel.path)
+    return files
+
+
+def _result(run_dir: Path) -> dict[str, Any]:
+    data = read_json(run_dir / RESULT_FILE, "result", fix="the run wrote it; referee the match again")
+    return {key: data.get(key) for key in ("complete", "final_scores", "winners", "status")}
+
+
+def _one_line(failure: BaseException) -> str:
+    text = " ".join(str(failure).split()) or type(failure).__name__
+    return text if isinstance(failure, InputError) else f"{type(failure).__name__}: {text}"
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
+
+
+# ------------------------------------------------------------------------------------------------- executors
+Outcomes = Iterator[MatchOutcome]
+
+
+def serial(matches: Sequence[MatchSpec], out: Path) -> Outcomes:
+    """One match after another, in this process."""
+    for match in matches:
+        yield referee_match(match, out)
+
+
+def local_pool(jobs: int) -> Callable[[Sequence[MatchSpec], Path], Outcomes]:
+    """A pool of `jobs` worker processes (spawned: no thread state of this process is forked into them)."""
+    def outcomes(matches: Sequence[MatchSpec], out: Path) -> Outcomes:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+            pending: set[Future[MatchOutcome]] = {pool.submit(referee_match, m, out) for m in matches}
+            try:
+                while pending:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        yield future.result()
+            finally:  # Ctrl-C or an error: matches not started are dropped, the pool is shut down
+                for future in pending:
+                    future.cancel()
+    return outcomes
+
+
+def on_ray(address: str, cpus: int) -> Callable[[Sequence[MatchSpec], Path], Outcomes]:
+    """Ray: `address` is "local" (a head started in this process with `cpus` CPUs), "auto" (the cluster this
+    machine belongs to, started by `ray start --head`) or a head's host:port. Each match is one task of 1 CPU."""
+    def outcomes(matches: Sequence[MatchSpec], out: Path) -> Outcomes:
+        try:
+            import ray
+        except ImportError:
+            raise BatchError("--ray needs Ray: pip install 'table-referee[batch]' (or ray)") from None
+        _reachable(address)
+        try:
+            if address == "local":
+                ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+            else:
+                ray.init(address=address, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as error:
+            raise BatchError(f"--ray {address}: no Ray cluster could be reached ({_one_line(error)}); start one "
+                             "with `ray start --head`, or give --ray local") from None
+        try:
+            task = ray.remote(num_cpus=1, max_retries=1)(referee_match)
+            pending = {task.remote(m, out): m for m in matches}
+            try:
+                while pending:
+                    finished, _ = ray.wait(list(pending), num_returns=1)
+                    for ref in finished:
+                        match = pending.pop(ref)
+                        try:
+                            yield ray.get(ref)
+                        except ray.exceptions.RayError as error:  # the worker or its node died: not stamped
+                            yield MatchOutcome(match.match_id, match.game, "failed", _one_line(error), 0.0, 0.0,
+                                               match_folder(out, match.match_id), None)
+            finally:
+                for ref in pending:
+                    ray.cancel(ref, force=True)
+        finally:
+            ray.shutdown()
+    return outcomes
+
+
+def _reachable(address: str) -> None:
+    """A head's host:port is tried first: Ray itself waits minutes for a head that is not there."""
+    if address in ("local", "auto") or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise BatchError(f"--ray {address!r} is not host:port, 'auto' or 'local'; e.g. --ray 10.0.0.5:6379")
+    try:
+        socket.create_connection((host, int(port)), timeout=HEAD_TIMEOUT_S).close()
+    except OSError as error:
+        raise BatchError(f"--ray {address}: no Ray head answers there ({error.strerror or error}); start one with "
+                         "`ray start --head`, or give --ray local") from None
+
+
+# ------------------------------------------------------------------------------------------------- the batch
+@dataclass(frozen=True)
+class BatchSummary:
+    outcomes: tuple[MatchOutcome, ...]  # in the manifest's order
+    page: Path
+    day_reel: Path | None
+    seconds: float
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+
+def run_batch(matches: Sequence[MatchSpec], out: Path,
+              executor: Callable[[Sequence[MatchSpec], Path], Outcomes],
+              on_outcome: Callable[[MatchOutcome], None] = lambda outcome: None, title: str = "Tournament"
+              ) -> BatchSummary:
+    """Every match (complete ones skipped before any worker starts), then the day's reel, the tournament page and
+    the summary. `on_outcome` hears each match as it ends (a progress bar)."""
+    from review.tournament import MatchEntry, build_tournament_page
+
+    started = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    done: dict[str, MatchOutcome] = {}
+    todo = []
+    for match in matches:
+        if is_complete(match, out):
+            outcome = referee_match(match, out)  # reads the stamp only
+            done[match.match_id] = outcome
+            on_outcome(outcome)
+        else:
+            todo.append(match)
+    for outcome in executor(todo, out):
+        done[outcome.match_id] = outcome
+        on_outcome(outcome)
+    outcomes = tuple(done[m.match_id] for m in matches)
+    reels = [(o.match_id, o.reel) for o in outcomes if o.status != "failed" and o.reel.is_file()]
+    day_reel = join_reels(reels, out / DAY_REEL_FILE) if reels else None
+    entries = [MatchEntry(o.match_id, o.game, o.run_dir if o.run_dir.is_dir() and o.status != "failed" else None,
+                          o.report if o.status != "failed" else None,
+                          o.reel if o.status != "failed" and o.reel.is_file() else None, o.error)
+               for o in outcomes]
+    page = build_tournament_page(entries, out / PAGE_FILE, title=title, day_reel=day_reel).path
+    seconds = time.perf_counter() - started
+    write_json_atomically(out / SUMMARY_FILE, {
+        "format": SUMMARY_FORMAT, "referee": __version__, "seconds": round(seconds, 3),
+        "counts": {s: sum(o.status == s for o in outcomes) for s in STATUSES},
+        "matches": [o.to_json() for o in outcomes]})
+    return BatchSummary(outcomes, page, day_reel, seconds)
+
+
+def join_reels(reels: Sequence[tuple[str, Path]], out: Path) -> Path:
+    """The matches' reels one after another, each after a one-second card naming its match, in one H.264 file
+    (frames scaled to the first reel's size), written atomically."""
+    import cv2
+    import numpy as np
+
+    from review.annotate import written_atomically
+    from review.overlay import put_text, text_width
+    from vision.video_io import VideoWriter, probe, read_frames
+
+    first = probe(reels[0][1])
+    width, height, fps = first.width, first.height, first.fps
+    with written_atomically(out) as partial, VideoWriter(partial, width, height, fps) as writer:
+        for match_id, reel in reels:
+            card = np.zeros((height, width, 3), np.uint8)
+            size = height / 720 * 1.4
+            text = f"MATCH {match_id}"
+            put_text(card, text, ((width - text_width(text, size, 2)) // 2, height // 2), size, (255, 255, 255), 2)
+            for _ in range(max(1, round(fps))):
+                writer.write(card)
+            for frame in read_frames(reel):
+                image = frame.image
+                if image.shape[:2] != (height, width):
+                    image = cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA)
+                writer.write(image)
+    return out
+
+
+def default_jobs() -> int:
+    return max(1, min(len(os.sched_getaffinity(0)), 4))
+
