@@ -57,7 +57,7 @@ class MatchOutcome:
     status: str  # one of STATUSES
     error: str | None  # "failed": the one-line reason
     seconds: float  # wall time in its worker (0 when skipped)
-    peak_rss_mb: float  # the worker process's peak resident memory so far (0 when skipped)
+    peak_rss_mb: float  # the worker's peak resident memory during the match (Linux; 0 when skipped)
     match_dir: Path
     result: dict[str, Any] | None  # complete, final_scores, winners, status (from result.json)
 
@@ -104,6 +104,7 @@ def referee_match(match: MatchSpec, out: Path) -> MatchOutcome:
     stamp = read_stamp(folder, fingerprint)
     if stamp is not None:
         return MatchOutcome(match.match_id, match.game, "skipped", None, 0.0, 0.0, folder, stamp.get("result"))
+    _reset_peak_rss()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / ERROR_FILE).unlink(missing_ok=True)
@@ -156,8 +157,23 @@ def _one_line(failure: BaseException) -> str:
     return text if isinstance(failure, InputError) else f"{type(failure).__name__}: {text}"
 
 
+def _reset_peak_rss() -> None:
+    """Linux: the process's peak resident memory starts again from now, so each match gets its own (a worker's
+    ru_maxrss counts its earlier matches, and a spawned worker's even the parent's)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass  # elsewhere the figure is the process's peak so far
+
+
 def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return float(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB, macOS: bytes
 
 
 # ------------------------------------------------------------------------------------------------- executors
@@ -171,9 +187,10 @@ def serial(matches: Sequence[MatchSpec], out: Path) -> Outcomes:
 
 
 def local_pool(jobs: int) -> Callable[[Sequence[MatchSpec], Path], Outcomes]:
-    """A pool of `jobs` worker processes (spawned: no thread state of this process is forked into them)."""
+    """A pool of `jobs` worker processes, a fresh one for each match (spawned: no thread state of this process is
+    forked into them; one match's memory is not the next one's)."""
     def outcomes(matches: Sequence[MatchSpec], out: Path) -> Outcomes:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
             pending: set[Future[MatchOutcome]] = {pool.submit(referee_match, m, out) for m in matches}
             try:
                 while pending:
@@ -188,7 +205,8 @@ def local_pool(jobs: int) -> Callable[[Sequence[MatchSpec], Path], Outcomes]:
 
 def on_ray(address: str, cpus: int) -> Callable[[Sequence[MatchSpec], Path], Outcomes]:
     """Ray: `address` is "local" (a head started in this process with `cpus` CPUs), "auto" (the cluster this
-    machine belongs to, started by `ray start --head`) or a head's host:port. Each match is one task of 1 CPU."""
+    machine belongs to, started by `ray start --head`) or a head's host:port. Each match is one task of 1 CPU, in a
+    worker process of its own."""
     def outcomes(matches: Sequence[MatchSpec], out: Path) -> Outcomes:
         try:
             import ray
@@ -202,9 +220,10 @@ def on_ray(address: str, cpus: int) -> Callable[[Sequence[MatchSpec], Path], Out
                 ray.init(address=address, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as error:
             raise BatchError(f"--ray {address}: no Ray cluster could be reached ({_one_line(error)}); start one "
-                             "with `ray start --head`, or give --ray local") from None
+                             "with `ray start --head` (one with token authentication needs RAY_AUTH_MODE=token and "
+                             "its token here too), or give --ray local") from None
         try:
-            task = ray.remote(num_cpus=1, max_retries=1)(referee_match)
+            task = ray.remote(num_cpus=1, max_retries=1, max_calls=1)(referee_match)  # a fresh worker a match
             pending = {task.remote(m, out): m for m in matches}
             try:
                 while pending:
@@ -244,7 +263,9 @@ class BatchSummary:
     outcomes: tuple[MatchOutcome, ...]  # in the manifest's order
     page: Path
     day_reel: Path | None
-    seconds: float
+    seconds: float  # the whole batch
+    reel_seconds: float  # of which joining the day's reel (in the calling process, after the matches)
+    page_seconds: float  # ... and writing the tournament page
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
@@ -274,18 +295,23 @@ def run_batch(matches: Sequence[MatchSpec], out: Path,
         on_outcome(outcome)
     outcomes = tuple(done[m.match_id] for m in matches)
     reels = [(o.match_id, o.reel) for o in outcomes if o.status != "failed" and o.reel.is_file()]
+    reel_started = time.perf_counter()
     day_reel = join_reels(reels, out / DAY_REEL_FILE) if reels else None
+    page_started = time.perf_counter()
     entries = [MatchEntry(o.match_id, o.game, o.run_dir if o.run_dir.is_dir() and o.status != "failed" else None,
                           o.report if o.status != "failed" else None,
                           o.reel if o.status != "failed" and o.reel.is_file() else None, o.error)
                for o in outcomes]
     page = build_tournament_page(entries, out / PAGE_FILE, title=title, day_reel=day_reel).path
-    seconds = time.perf_counter() - started
+    ended = time.perf_counter()
+    summary = BatchSummary(outcomes, page, day_reel, ended - started, page_started - reel_started,
+                           ended - page_started)
     write_json_atomically(out / SUMMARY_FILE, {
-        "format": SUMMARY_FORMAT, "referee": __version__, "seconds": round(seconds, 3),
+        "format": SUMMARY_FORMAT, "referee": __version__, "seconds": round(summary.seconds, 3),
+        "reel_seconds": round(summary.reel_seconds, 3), "page_seconds": round(summary.page_seconds, 3),
         "counts": {s: sum(o.status == s for o in outcomes) for s in STATUSES},
         "matches": [o.to_json() for o in outcomes]})
-    return BatchSummary(outcomes, page, day_reel, seconds)
+    return summary
 
 
 def join_reels(reels: Sequence[tuple[str, Path]], out: Path) -> Path:

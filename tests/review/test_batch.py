@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -102,10 +103,15 @@ def test_a_pool_referees_every_match_as_the_single_commands_do_and_skips_complet
     _same_record(out / "matches" / "sc-1" / "run", single["sc-1"])
 
 
-def test_ray_runs_the_same_matches_on_a_real_head(tmp_path: Path, single: dict[str, Path]) -> None:
+def test_ray_runs_the_same_matches_on_a_real_head(tmp_path: Path, single: dict[str, Path],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     ray = Path(sys.executable).parent / "ray"
     port = _free_port()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    # the head and this process agree on Ray's token authentication (the head may turn it on by default)
+    for name, value in (("RAY_USAGE_STATS_ENABLED", "0"), ("RAY_AUTH_MODE", "token"),
+                        ("RAY_AUTH_TOKEN", secrets.token_hex(32))):
+        monkeypatch.setenv(name, value)
+    env = dict(os.environ)
     started = subprocess.run([str(ray), "start", "--head", "--port", str(port), "--num-cpus", "2",
                               "--include-dashboard", "false", "--disable-usage-stats"],
                              env=env, capture_output=True, text=True, timeout=120)
