@@ -190,16 +190,17 @@ def local_pool(jobs: int) -> Callable[[Sequence[MatchSpec], Path], Outcomes]:
     """A pool of `jobs` worker processes, a fresh one for each match (spawned: no thread state of this process is
     forked into them; one match's memory is not the next one's)."""
     def outcomes(matches: Sequence[MatchSpec], out: Path) -> Outcomes:
+        waiting = list(matches)
         with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
-            pending: set[Future[MatchOutcome]] = {pool.submit(referee_match, m, out) for m in matches}
-            try:
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        yield future.result()
-            finally:  # Ctrl-C or an error: matches not started are dropped, the pool is shut down
-                for future in pending:
-                    future.cancel()
+            pending: set[Future[MatchOutcome]] = set()
+            while waiting or pending:
+                # a match is handed over only when a worker is free: on Ctrl-C (which the workers get too) no
+                # queued match starts while the pool shuts down
+                while waiting and len(pending) < jobs:
+                    pending.add(pool.submit(referee_match, waiting.pop(0), out))
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    yield future.result()
     return outcomes
 
 

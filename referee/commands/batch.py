@@ -26,8 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("manifest", type=Path, metavar="MANIFEST", help="the matches: a CSV or JSON-lines file")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the matches and the page")
     p.add_argument("--jobs", type=int, metavar="N",
-                   help="matches at once: worker processes of the local pool (default: 1, in this process), or "
-                        "the CPUs of a Ray head started here (--ray local)")
+                   help="matches at once: worker processes of the local pool (default: 1), or the CPUs of a Ray "
+                        "head started here (--ray local)")
     p.add_argument("--ray", metavar="ADDRESS",
                    help="run the matches on Ray: 'auto' (the cluster of `ray start --head` on this machine), a "
                         "head's host:port, or 'local' (a head started here)")
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from record.batch import read_manifest
-    from referee.batch import MatchOutcome, local_pool, on_ray, run_batch, serial
+    from referee.batch import MatchOutcome, local_pool, on_ray, run_batch
 
     if args.jobs is not None and args.jobs < 1:
         raise InputError(f"--jobs is {args.jobs}; give 1 or more")
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
                          f"{args.ray} the cluster's own CPUs are used: leave out --jobs")
     matches = read_manifest(args.manifest)
     jobs = args.jobs or 1
-    executor = on_ray(args.ray, jobs) if args.ray is not None else local_pool(jobs) if jobs > 1 else serial
+    executor = on_ray(args.ray, jobs) if args.ray is not None else local_pool(jobs)
     bar = tqdm(total=len(matches), unit="match", desc="batch", disable=args.quiet, leave=False, dynamic_ncols=True)
 
     def heard(outcome: MatchOutcome) -> None:
