@@ -125,6 +125,9 @@ def test_ray_runs_the_same_matches_on_a_real_head(tmp_path: Path, single: dict[s
         summary = json.loads((out / "batch.json").read_text())
         assert {m["id"]: m["status"] for m in summary["matches"]} == {"sc-1": "done", "pb-1": "done",
                                                                       "broken": "failed"}
+        # `auto`: the cluster this machine belongs to; the failed match is the only task it gets
+        assert main(["batch", str(manifest), "--out", str(out), "--ray", "auto", "--quiet"]) == 1
+        assert _counts(out) == {"done": 0, "skipped": 2, "failed": 1}
     finally:
         subprocess.run([str(ray), "stop", "--force"], env=env, capture_output=True, timeout=120)
 
