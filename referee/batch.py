@@ -89,28 +89,31 @@ def pose_model_for(match: MatchSpec) -> Path | None:
     return DEFAULT_POSE_MODEL if match.pose else None
 
 
-def is_complete(match: MatchSpec, out: Path) -> bool:
-    """The match's stamp still matches its inputs and outputs (checked where the batch starts, before any worker)."""
-    return read_stamp(match_folder(out, match.match_id), match.fingerprint(__version__, pose_model_for(match))) \
-        is not None
+def fingerprint(match: MatchSpec) -> dict[str, Any]:
+    """What the match's outputs depend on (hashes its video and input files: done once a match, by the batch)."""
+    return match.fingerprint(__version__, pose_model_for(match))
 
 
-def referee_match(match: MatchSpec, out: Path) -> MatchOutcome:
-    """Referee, highlight and report one match in its folder, then stamp it; a failure is recorded in the folder
-    and returned (the batch goes on). Runs in a worker process (pool or Ray)."""
+def skipped(match: MatchSpec, out: Path, inputs: dict[str, Any]) -> MatchOutcome | None:
+    """The match as already complete, if its stamp still matches its inputs and outputs."""
     folder = match_folder(out, match.match_id)
-    fingerprint = match.fingerprint(__version__, pose_model_for(match))
+    stamp = read_stamp(folder, inputs)
+    return None if stamp is None else MatchOutcome(match.match_id, match.game, "skipped", None, 0.0, 0.0, folder,
+                                                   stamp.get("result"))
+
+
+def referee_match(match: MatchSpec, out: Path, inputs: dict[str, Any]) -> MatchOutcome:
+    """Referee, highlight and report one match in its folder, then stamp it with `inputs` (its `fingerprint`); a
+    failure is recorded in the folder and returned (the batch goes on). Runs in a worker process (pool or Ray)."""
+    folder = match_folder(out, match.match_id)
     started = time.perf_counter()
-    stamp = read_stamp(folder, fingerprint)
-    if stamp is not None:
-        return MatchOutcome(match.match_id, match.game, "skipped", None, 0.0, 0.0, folder, stamp.get("result"))
     _reset_peak_rss()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / ERROR_FILE).unlink(missing_ok=True)
         outputs = _referee(match, folder)
         result = _result(folder / RUN_DIR)
-        write_stamp(folder, match.match_id, fingerprint, outputs, result, time.perf_counter() - started)
+        write_stamp(folder, match.match_id, inputs, outputs, result, time.perf_counter() - started)
         status, error = "done", None
     except Exception as failure:  # recorded in the match's folder and the batch's summary, reported by the CLI
         status, error, result = "failed", _one_line(failure), None
@@ -178,37 +181,39 @@ def _peak_rss_mb() -> float:
 
 # ------------------------------------------------------------------------------------------------- executors
 Outcomes = Iterator[MatchOutcome]
+Todo = Sequence[tuple[MatchSpec, dict[str, Any]]]  # the matches to referee, each with its fingerprint
 
 
-def serial(matches: Sequence[MatchSpec], out: Path) -> Outcomes:
+def serial(todo: Todo, out: Path) -> Outcomes:
     """One match after another, in this process."""
-    for match in matches:
-        yield referee_match(match, out)
+    for match, inputs in todo:
+        yield referee_match(match, out, inputs)
 
 
-def local_pool(jobs: int) -> Callable[[Sequence[MatchSpec], Path], Outcomes]:
+def local_pool(jobs: int) -> Callable[[Todo, Path], Outcomes]:
     """A pool of `jobs` worker processes, a fresh one for each match (spawned: no thread state of this process is
     forked into them; one match's memory is not the next one's)."""
-    def outcomes(matches: Sequence[MatchSpec], out: Path) -> Outcomes:
-        waiting = list(matches)
+    def outcomes(todo: Todo, out: Path) -> Outcomes:
+        waiting = list(todo)
         with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
             pending: set[Future[MatchOutcome]] = set()
             while waiting or pending:
                 # a match is handed over only when a worker is free: on Ctrl-C (which the workers get too) no
                 # queued match starts while the pool shuts down
                 while waiting and len(pending) < jobs:
-                    pending.add(pool.submit(referee_match, waiting.pop(0), out))
+                    match, inputs = waiting.pop(0)
+                    pending.add(pool.submit(referee_match, match, out, inputs))
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
                     yield future.result()
     return outcomes
 
 
-def on_ray(address: str, cpus: int) -> Callable[[Sequence[MatchSpec], Path], Outcomes]:
+def on_ray(address: str, cpus: int) -> Callable[[Todo, Path], Outcomes]:
     """Ray: `address` is "local" (a head started in this process with `cpus` CPUs), "auto" (the cluster this
     machine belongs to, started by `ray start --head`) or a head's host:port. Each match is one task of 1 CPU, in a
     worker process of its own."""
-    def outcomes(matches: Sequence[MatchSpec], out: Path) -> Outcomes:
+    def outcomes(todo: Todo, out: Path) -> Outcomes:
         try:
             import ray
         except ImportError:
@@ -225,7 +230,7 @@ def on_ray(address: str, cpus: int) -> Callable[[Sequence[MatchSpec], Path], Out
                              "its token here too), or give --ray local") from None
         try:
             task = ray.remote(num_cpus=1, max_retries=1, max_calls=1)(referee_match)  # a fresh worker a match
-            pending = {task.remote(m, out): m for m in matches}
+            pending = {task.remote(match, out, inputs): match for match, inputs in todo}
             try:
                 while pending:
                     finished, _ = ray.wait(list(pending), num_returns=1)
@@ -273,7 +278,7 @@ class BatchSummary:
 
 
 def run_batch(matches: Sequence[MatchSpec], out: Path,
-              executor: Callable[[Sequence[MatchSpec], Path], Outcomes],
+              executor: Callable[[Todo, Path], Outcomes],
               on_outcome: Callable[[MatchOutcome], None] = lambda outcome: None, title: str = "Tournament"
               ) -> BatchSummary:
     """Every match (complete ones skipped before any worker starts), then the day's reel, the tournament page and
@@ -285,12 +290,13 @@ def run_batch(matches: Sequence[MatchSpec], out: Path,
     done: dict[str, MatchOutcome] = {}
     todo = []
     for match in matches:
-        if is_complete(match, out):
-            outcome = referee_match(match, out)  # reads the stamp only
+        inputs = fingerprint(match)
+        outcome = skipped(match, out, inputs)
+        if outcome is not None:
             done[match.match_id] = outcome
             on_outcome(outcome)
         else:
-            todo.append(match)
+            todo.append((match, inputs))
     for outcome in executor(todo, out):
         done[outcome.match_id] = outcome
         on_outcome(outcome)
