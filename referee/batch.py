@@ -17,7 +17,6 @@ With Ray the inputs and OUT must be on a filesystem every node sees (the same pa
 
 from __future__ import annotations
 
-import os
 import resource
 import socket
 import time
@@ -305,9 +304,9 @@ def run_batch(matches: Sequence[MatchSpec], out: Path,
     reel_started = time.perf_counter()
     day_reel = join_reels(reels, out / DAY_REEL_FILE) if reels else None
     page_started = time.perf_counter()
-    entries = [MatchEntry(o.match_id, o.game, o.run_dir if o.run_dir.is_dir() and o.status != "failed" else None,
-                          o.report if o.status != "failed" else None,
-                          o.reel if o.status != "failed" and o.reel.is_file() else None, o.error)
+    entries = [MatchEntry(o.match_id, o.game, None, None, None, o.error) if o.status == "failed" else
+               MatchEntry(o.match_id, o.game, o.run_dir if o.run_dir.is_dir() else None, o.report,
+                          o.reel if o.reel.is_file() else None, None)
                for o in outcomes]
     page = build_tournament_page(entries, out / PAGE_FILE, title=title, day_reel=day_reel).path
     ended = time.perf_counter()
@@ -347,8 +346,4 @@ def join_reels(reels: Sequence[tuple[str, Path]], out: Path) -> Path:
                     image = cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA)
                 writer.write(image)
     return out
-
-
-def default_jobs() -> int:
-    return max(1, min(len(os.sched_getaffinity(0)), 4))
 
