@@ -134,10 +134,28 @@ class BareTable:
     places: frozenset[Location]
 
 
+@dataclass(frozen=True)
+class TableReading:
+    """A settled table read: the snapshot, and the places that look changed from the bare table with no ball read
+    in them (`read_table`), so that such a place is not taken for a later shot's ball."""
+
+    snapshot: Snapshot
+    unexplained: frozenset[Location] = frozenset()
+
+
 def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
                   config: CellReadConfig = CellReadConfig(), previous: Snapshot | None = None,
                   tracked: tuple[tuple[str, Location], ...] = (), bare: BareTable | None = None,
                   steady: np.ndarray | None = None) -> Snapshot:
+    """`read_table`'s snapshot, for a reading with no shot to close."""
+    return read_table(image, mapper, detector, config, previous, tracked, bare, steady).snapshot
+
+
+def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
+               config: CellReadConfig = CellReadConfig(), previous: Snapshot | None = None,
+               tracked: tuple[tuple[str, Location], ...] = (), bare: BareTable | None = None,
+               steady: np.ndarray | None = None, shooter: str | None = None,
+               unexplained: frozenset[Location] | None = None) -> TableReading:
     """Every ball on the settled table: each detected ball in exactly one place, plus what the pixels add.
 
     `previous` (the last settled snapshot) is the prior: the tie-breaker for a ball between two places, and a
@@ -150,6 +168,15 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
     glass marble: between the video's keyframes its chroma fell to C* 12 in its dark slot and no colour model
     could find it; the disc still differed from the empty slot by 74-84, empty slots by -14 to +6). `steady` (2x3:
     `image`'s pixels -> the steadied image's) is the detector's, for its camera shake.
+
+    `unexplained` (None: not followed) and `shooter` (the player whose shot this settle ends), in a game where a shot
+    brings a new ball onto the table. When
+    no new ball of theirs was read anywhere, and exactly one place the bare table shows empty now differs from it by
+    `present_delta`, with no ball read in it or detected near it and not among the last reading's `unexplained`, the
+    shooter's ball is there, unrecognised, read at `unrecognised_confidence` (flagged for the umpire). A small far
+    marble whose colour the video washes out is still a ball by its shape and shading (starcluster_v8: a peach marble
+    10 px wide in its far slot, a* 4 b* 11 where a* 28 b* 28 was given, the table's own hue; its disc differed from the
+    empty slot by far more than empty slots do). The reading's `unexplained` places are those left changed and unread.
     """
     profile = mapper.profile
     many = profile.stacking
@@ -224,7 +251,19 @@ def read_snapshot(image: np.ndarray, mapper: BoardMapper, detector: ColourDetect
             # ranked for `_within_count`: one only a pixel count says is there first, then by confidence
             inferred += [(i == 0 and unbacked, b.confidence, len(balls) + i) for i, b in enumerate(extra)]
             balls += extra
-    return Snapshot(tuple(_within_count(balls, inferred, detector.balls_per_player)))
+    changed: frozenset[Location] = frozenset()
+    if bare is not None and unexplained is not None:
+        taken = {b.at for b in balls} | {at for _, at in held}
+        changed = frozenset(at for at in bare.places if at not in anything and at not in taken
+                            and _changed(image, bare.image, mapper, rects[at]) >= config.present_delta)
+        fresh = changed - unexplained
+        if shooter is not None and len(fresh) == 1 and sum(b.owner == shooter for b in balls) <= sum(
+                before[(p, at)] for p, at in before if p == shooter):  # no new ball of theirs read anywhere
+            (at,) = fresh
+            inferred.append((False, config.unrecognised_confidence, len(balls)))
+            balls.append(BallSighting(shooter, at, config.unrecognised_confidence))
+            changed -= fresh
+    return TableReading(Snapshot(tuple(_within_count(balls, inferred, detector.balls_per_player))), changed)
 
 
 def _within_count(balls: list[BallSighting], inferred: list[tuple[bool, float, int]],
@@ -289,8 +328,17 @@ def snapshot_from_tracks(settle: Settle) -> Snapshot:
 def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
                  previous: Snapshot | None, config: CellReadConfig = CellReadConfig(),
                  bare: BareTable | None = None, steady: np.ndarray | None = None) -> Snapshot:
+    """`settled_reading`'s snapshot, for a settle that closes no shot."""
+    return settled_reading(settle, image, mapper, detector, previous, config, bare, steady).snapshot
+
+
+def settled_reading(settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
+                    previous: Snapshot | None, config: CellReadConfig = CellReadConfig(),
+                    bare: BareTable | None = None, steady: np.ndarray | None = None, shooter: str | None = None,
+                    unexplained: frozenset[Location] | None = None) -> TableReading:
     """The pipeline's table reader: places read from the settled frame when the detector has a colour model to
-    read their pixels with; otherwise (a detector without one) the settled tracks."""
+    read their pixels with (`read_table`; `shooter` and `unexplained` as there); otherwise (a detector without
+    one) the settled tracks."""
     if isinstance(detector, ColourDetector):
         # the lost tracks too: a ball seen landing in a space (come to rest there, or come from elsewhere) and lost
         # there behind the ball in front of it (a track born and lost in one place, still moving, a fleck of a
@@ -307,6 +355,5 @@ def read_settled(settle: Settle, image: np.ndarray, mapper: BoardMapper, detecto
         # a ball that vanished in flight beside a resting ball landed where that ball lies, hidden by it
         tracked += tuple((gone.colour, hider.location) for gone, hider in settle.hidden_by
                          if hider.location is not None and hider.location.place in PLACES)
-        return read_snapshot(image, mapper, detector, config, previous=previous, tracked=tracked, bare=bare,
-                             steady=steady)
-    return snapshot_from_tracks(settle)
+        return read_table(image, mapper, detector, config, previous, tracked, bare, steady, shooter, unexplained)
+    return TableReading(snapshot_from_tracks(settle))

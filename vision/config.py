@@ -212,12 +212,14 @@ class CellReadConfig:
     kept_confidence: float = 0.7  # ... (partly hidden behind a ball that landed on it), this sure
     present_delta: float = 40.0  # a ball that lay in a place, no longer found, whose disc still differs from the bare
     #                              table by this much (mean absolute ΔLab, beyond its ring's) is still there
+    unrecognised_confidence: float = 0.5  # the shooter's ball no colour was read for, put where the table changed
 
     def __post_init__(self) -> None:
         _check_numbers(self, "cells")
-        if not 0 < self.kept < self.two_balls or self.margin <= 0 or not 0 <= self.kept_confidence <= 1:
-            raise ConfigError("pipeline config: 'cells' needs 0 < kept < two_balls, margin > 0 and "
-                              "0 <= kept_confidence <= 1")
+        if not 0 < self.kept < self.two_balls or self.margin <= 0 or not 0 <= self.kept_confidence <= 1 \
+                or not 0 <= self.unrecognised_confidence <= 1:
+            raise ConfigError("pipeline config: 'cells' needs 0 < kept < two_balls, margin > 0, "
+                              "0 <= kept_confidence <= 1 and 0 <= unrecognised_confidence <= 1")
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from calibration.profile import TableProfile
 from rules.errors import InputError
 from rules.events import (BallLifted, Event, GameStart, Location, Place, ShotStarted, Snapshot, TableMovement,
                           TableSettled)
-from vision.cells import BareTable, on_play_line_stripe, read_settled
+from vision.cells import BareTable, on_play_line_stripe, settled_reading
 from vision.config import PipelineConfig, SettleConfig
 from vision.detect.colour import ColourDetector
 from vision.games import GameVision
@@ -140,6 +140,8 @@ class VisionPipeline:
         self._vacated: dict[Location, tuple[str, float]] = {}
         self._settled_with: set[int] = set()  # the tracks the table last settled with
         self._read_steady: np.ndarray | None = None  # the settled image read now -> the steadied one (`_read_settled`)
+        self._shooter: str | None = None  # a shot that brought a new ball is open: whose (the table reader's hint)
+        self._unexplained: frozenset[Location] = frozenset()  # places changed, nothing read there, at the last settle
 
     # ------------------------------------------------------------------ the referee's side
 
@@ -216,6 +218,9 @@ class VisionPipeline:
                                     update.born, self._hands.rolling)
         segmented = self.shots.update(frame.t, update, settle, hand)
         events = segmented.events
+        started = next((e for e in events if isinstance(e, ShotStarted)), None)
+        if started is not None and self.game.shot_brings_ball:
+            self._shooter = started.player or to_play
         if segmented.unseen_strike:
             self.settle.expect()
         if settle is not None:
@@ -232,6 +237,7 @@ class VisionPipeline:
             image = self._settled_image(settle, frame)
             self._learn_vacated(settle, image)
             snapshot = self._read_settled(settle, image)
+            self._shooter = None  # the settle closes the shot
             events.append(TableSettled(t=frame.t, snapshot=snapshot, confidence=round(confidence, 3)))
         start = self.times.add("track", start)
         if self.pose is not None:  # the Play Line call goes in among this frame's observations, before a settle
@@ -321,8 +327,11 @@ class VisionPipeline:
 
     def _read_cells(self, settle: Settle, image: np.ndarray, mapper: BoardMapper, detector: Detector,
                     previous: Snapshot | None) -> Snapshot:
-        return read_settled(settle, image, mapper, detector, previous, self.config.cells, self._bare,
-                            self._read_steady)
+        reading = settled_reading(settle, image, mapper, detector, previous, self.config.cells, self._bare,
+                                  self._read_steady, self._shooter,
+                                  self._unexplained if self.game.shot_brings_ball else None)
+        self._unexplained = reading.unexplained
+        return reading.snapshot
 
     def _learn_vacated(self, settle: Settle, image: np.ndarray) -> None:
         """At the first settle after a ball was struck from its starting place, that place is empty (a shot moves

@@ -556,6 +556,26 @@ def test_marbles_dropped_into_a_gutter_beside_the_line_are_read_there(tmp_path):
     assert_refereed_ball_for_ball(*referee_variant("v22", tmp_path))
 
 
+def test_a_far_marble_whose_colour_the_video_washed_out_is_the_shooters_ball_where_the_slot_changed(tmp_path):
+    """The committed variant sample starcluster_v8 (35.9 mm marbles, slots 7/4/8, camera tilted 33 degrees, p1 peach
+    #f6a386): p1's first marble came to rest in P3 slot 7, the far end of the table, 10 px wide, its colour washed
+    out by the video to the table's own hue. No colour model found it: the settle read an empty table, the engine
+    called the shot failed, and p1's +5 came a shot late, when the marble was read at last (p1's grouped shot
+    scored instead). A shot brings a new ball onto a Star Cluster table: with none of p1's read anywhere and one
+    empty slot changed from the table before play, the marble is p1's, there, flagged for the umpire. Refereed as
+    `referee run` does: the first two shots as the truth has them, that settle read with p1's ball in P3 slot 7
+    below the review confidence. (Not yet ball for ball: p2's failed marble at 28.8 s is never seen, so its
+    shot is missed, and the table settles once at 1.3 s while p1's first marble is still rolling, as before.)"""
+    truth, run = referee_variant("v8", tmp_path)
+    first = next(e for e in run.events if isinstance(e, TableSettled) and e.snapshot.balls and e.t > 4)
+    assert [(b.owner, str(b.at)) for b in first.snapshot.balls] == [("p1", "P3/slot 7")]
+    assert first.snapshot.balls[0].confidence == PipelineConfig().cells.unrecognised_confidence < 0.6
+    shots = score_shots(run.result["decisions"], truth.result["decisions"], EvalConfig())
+    assert shots.correct == 2 and not [m for m in shots.mistakes if "missed" not in m], shots.mistakes
+    scores = score_finals(run.result, truth.result)
+    assert scores.exact, (scores.run, scores.truth)
+
+
 def test_a_marble_and_the_dark_slot_floor_beside_it_are_one_marble(tmp_path):
     """The committed variant sample starcluster_v23 (26.8 mm marbles, slots 5/5/6, p1 salmon #f98677): from 7.4 s the
     dark floor of the slot beside p1's marble in P2 slot 4 read as the marble's shaded side, and marble and floor

@@ -217,15 +217,10 @@ def test_a_lost_track_counts_a_hidden_ball_only_if_it_landed_there(variant_one):
     assert sum((b.owner, b.at) == (other, beside) for b in landed) == 0
 
 
-def test_a_ball_no_longer_recognised_in_a_place_that_still_does_not_look_bare_is_still_there():
-    """starcluster_v3's dark glass marble (#862f66) sat in its dark slot, but between the video's keyframes its
-    chroma fell to C* 12 and no colour model found it: the next settled table lacked it, and the engine read it
-    knocked out. Rendered here as the same ball greyed to that chroma: the colour model does not find it, but
-    the slot's pixels still differ from the bare table's, so a ball that lay there is still there (flagged at
-    `kept_confidence`). An emptied slot, a slot another ball now fills, and a reader without the bare table keep
-    nothing on the prior's word."""
+def _greyed_marble_table():
+    """starcluster_v3 with p1's marble greyed to C* 12 (what the video left of its dark glass marble): the variant,
+    a renderer, the mapper, the detector, the bare table and the slots."""
     from rules.colours import BallColour
-    from rules.events import BallSighting, Snapshot
     from vision.cells import BareTable
 
     v = variant("starcluster", 3)
@@ -236,6 +231,19 @@ def test_a_ball_no_longer_recognised_in_a_place_that_still_does_not_look_bare_is
     detector = make_detector("color", bare_image, mapper, list(v.players), {}, colours=v.colours)
     bare = BareTable(bare_image, frozenset(at for at, _ in v.profile.places))
     slots = [(at, rect) for at, rect in v.profile.places if at.place is Place.SLOT]
+    return v, renderer, mapper, detector, bare, slots
+
+
+def test_a_ball_no_longer_recognised_in_a_place_that_still_does_not_look_bare_is_still_there():
+    """starcluster_v3's dark glass marble (#862f66) sat in its dark slot, but between the video's keyframes its
+    chroma fell to C* 12 and no colour model found it: the next settled table lacked it, and the engine read it
+    knocked out. Rendered here as the same ball greyed to that chroma: the colour model does not find it, but
+    the slot's pixels still differ from the bare table's, so a ball that lay there is still there (flagged at
+    `kept_confidence`). An emptied slot, a slot another ball now fills, and a reader without the bare table keep
+    nothing on the prior's word."""
+    from rules.events import BallSighting, Snapshot
+
+    v, renderer, mapper, detector, bare, slots = _greyed_marble_table()
     (here, rect), (other, other_rect) = slots[4], slots[9]
     r = v.profile.ball_diameter_mm / 2
     centre = ((rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2)
@@ -251,3 +259,45 @@ def test_a_ball_no_longer_recognised_in_a_place_that_still_does_not_look_bare_is
     emptied, _ = renderer.render(SimFrame(2, 2 / 30, (BallPose(1, "p2", *other_centre, r),)))
     assert [(b.owner, b.at) for b in read_snapshot(emptied, mapper, detector, previous=prior, bare=bare).balls] \
         == [("p2", other)]
+
+
+def test_the_shooters_ball_no_colour_was_read_for_is_where_the_table_changed():
+    """starcluster_v8's peach marble (#f6a386), 10 px wide in its far slot, showed a* 4 b* 11 through the video (the
+    table's own hue; a* 28 b* 28 was given): no colour model found it, the settle read no ball, and the engine called
+    a +5 shot failed. Rendered here as a marble greyed past what the colour model finds. A shot that brings a new
+    ball onto the table, with no new ball of the shooter's read anywhere and exactly one bare place changed, put
+    the shooter's ball there, flagged (`unrecognised_confidence`). Not for a settle that closes no shot, not for a
+    place changed at the last settle too, not when the shooter's new ball was read elsewhere, not when two places
+    changed (which is the ball?), and not on an unchanged table."""
+    from rules.events import BallSighting, Snapshot
+    from vision.cells import read_table
+
+    v, renderer, mapper, detector, bare, slots = _greyed_marble_table()
+    r = v.profile.ball_diameter_mm / 2
+
+    def pose(i: int, owner: str, k: int) -> BallPose:
+        rect = slots[k][1]
+        return BallPose(i, owner, (rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2, r)
+
+    here, there, other = slots[4][0], slots[9][0], slots[1][0]
+    prior = Snapshot((BallSighting("p2", other),))
+    image, _ = renderer.render(SimFrame(1, 1 / 30, (pose(0, "p1", 4), pose(1, "p2", 1))))
+    assert not [b for b in mapper.map(detector.detect(image)) if b.detection.colour == "p1"]  # not recognised
+    cfg = CellReadConfig()
+
+    def read(img, shooter=None, previous=prior, unexplained=frozenset()):
+        reading = read_table(img, mapper, detector, cfg, previous, bare=bare, shooter=shooter, unexplained=unexplained)
+        return sorted((b.owner, str(b.at), b.confidence if b.owner == "p1" else None)
+                      for b in reading.snapshot.balls), reading.unexplained
+
+    p2_there = ("p2", str(other), None)
+    balls, unexplained = read(image, "p1")
+    assert balls == sorted([("p1", str(here), cfg.unrecognised_confidence), p2_there]) and not unexplained
+    assert read(image) == ([p2_there], frozenset({here}))  # no shot to close: left unexplained
+    assert read(image, "p1", unexplained=frozenset({here})) == ([p2_there], frozenset({here}))  # changed before
+    # p2's shot brought its ball into P1/slot 1, read there: the change is no ball of the shooter's
+    assert read(image, "p2", previous=Snapshot(())) == ([p2_there], frozenset({here}))
+    two, _ = renderer.render(SimFrame(2, 2 / 30, (pose(0, "p1", 4), pose(1, "p2", 1), pose(2, "p1", 9))))
+    assert read(two, "p1") == ([p2_there], frozenset({here, there}))  # which of the two is the shot's?
+    nothing, _ = renderer.render(SimFrame(3, 3 / 30, (pose(1, "p2", 1),)))
+    assert read(nothing, "p1") == ([p2_there], frozenset())

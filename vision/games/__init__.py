@@ -43,6 +43,7 @@ class GameVision(Protocol):
     default_players: tuple[str, ...]  # ball colours when a run names none
     watches_play_line: bool  # a player's body crossing a Play Line is a foul, so pose watches it
     max_hop_mm: float  # how high a ball's centre may fly above its resting height: balls are looked for up there
+    shot_brings_ball: bool  # a shot rolls a new ball of the shooter's onto the table (else it moves one already there)
 
     def default_session(self, players: tuple[str, ...]) -> tuple[Event, ...]:
         """The umpire inputs of a run without a session file: the players in order, and whatever starts play."""

@@ -90,6 +90,7 @@ class Piratenbillard:
     # balls hop (the simulator's longest strike across the board rises about 120 mm; issue 15: a hop at the far
     # edge left a detection area drawn at the board's height, and the table "settled" with the ball in the air)
     max_hop_mm: float = 150.0
+    shot_brings_ball: bool = False  # a strike moves a ball already on the board
 
     def default_session(self, players: tuple[str, ...]) -> tuple[Event, ...]:
         """The players by colour at the usual seats for their number (two face each other)."""

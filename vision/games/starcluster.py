@@ -105,6 +105,7 @@ class StarCluster:
     default_players: tuple[str, ...] = ("red", "blue")
     watches_play_line: bool = True
     max_hop_mm: float = 0.0  # balls roll
+    shot_brings_ball: bool = True  # from the shooter's hand
 
     def default_session(self, players: tuple[str, ...]) -> tuple[Event, ...]:
         """Two players by colour, the first on the right; the round starts with the video."""
