@@ -267,7 +267,9 @@ class Table:
                 crossing = frame
             moving = any(b.velocity.length > phys.rest_speed for b in bodies.values())
             rest_frames = 0 if moving else rest_frames + 1
-            if (rest_frames > need_rest and crossing is not None) or frame >= max_frames:
+            # done once everything has rested, the shot's ball over the line or dropped into a gutter short of it
+            # (a gutter running on past the line beside the shooter: before, it "rested" until max_shot_s, 20 s)
+            if (rest_frames > need_rest and (crossing is not None or shot_id in fixed)) or frame >= max_frames:
                 break
             if launch.shove_at is not None and shove_frame is None and frame / fps >= launch.shove_at:
                 shove_frame = frame

@@ -123,3 +123,19 @@ def test_no_ball_ever_leaves_the_table(profile, scenario):
     for frame in match.frames:
         for ball in _table_balls(frame):
             assert table.contains((ball.x, ball.y), tolerance_mm=0.5), (scenario, frame.index, ball)
+
+
+def test_a_shot_dropped_into_a_gutter_short_of_the_line_ends_once_the_table_rests():
+    """A side gutter that runs on past the Play Line lies beside the shooter: a ball launched hard sideways at the
+    board's edge drops into it before it reaches the line. The shot ends once everything has rested, as any shot
+    does; before, it waited for a crossing that never came, until `max_shot_s` (20 s): the truth's settle came 20 s
+    after the ball lay still (10 of 36 Star Cluster variants), while the referee, rightly, settled at once."""
+    from simulation.variants import variant
+
+    v = variant("starcluster", 36)  # its side gutters run on past the line
+    table = Table(v.profile, PhysicsConfig())
+    fps, debounce = 30.0, 0.5
+    trace = table.simulate((), 0, Launch(table.x_min + table.radius, -800.0, 300.0), fps, debounce)
+    final = trace.final[0]
+    assert trace.crossing_frame is None and table.gutter_at(final.x, final.y)
+    assert len(trace.frames) / fps < 2.0  # rested within a second and a half of the launch, then the debounce
