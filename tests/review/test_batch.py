@@ -145,8 +145,10 @@ def test_ctrl_c_leaves_no_match_counted_complete_that_is_not(tmp_path: Path, sin
     manifest, out = _manifest(tmp_path, broken=False), tmp_path / "day"
     referee = shutil.which("referee", path=str(Path(sys.executable).parent))
     assert referee is not None
+    # Ctrl-C's disposition as a terminal gives it: a suite started in the background (`nohup make test &`) runs with
+    # SIGINT ignored, which a child inherits, and Python then installs no KeyboardInterrupt for it
     batch = subprocess.Popen([referee, "batch", str(manifest), "--out", str(out), "--quiet"],
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
     events = out / "matches" / "sc-1" / "run" / "events.jsonl"
     try:
         while batch.poll() is None and not (events.is_file() and events.stat().st_size > 0):
@@ -168,6 +170,10 @@ def test_ctrl_c_leaves_no_match_counted_complete_that_is_not(tmp_path: Path, sin
         _same_record(out / "matches" / name / "run", single[name])
     if not _counts(out)["skipped"]:  # the interrupted run was kept aside, not written over
         assert list((out / "matches" / "sc-1").glob("run.replaced-*"))
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def batch_wait(process: subprocess.Popen[str]) -> None:
