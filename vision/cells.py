@@ -170,13 +170,13 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
     `image`'s pixels -> the steadied image's) is the detector's, for its camera shake.
 
     `unexplained` (None: not followed) and `shooter` (the player whose shot this settle ends), in a game where a shot
-    brings a new ball onto the table. When
-    no new ball of theirs was read anywhere, and exactly one place the bare table shows empty now differs from it by
-    `present_delta`, with no ball read in it or detected near it and not among the last reading's `unexplained`, the
-    shooter's ball is there, unrecognised, read at `unrecognised_confidence` (flagged for the umpire). A small far
-    marble whose colour the video washes out is still a ball by its shape and shading (starcluster_v8: a peach marble
-    10 px wide in its far slot, a* 4 b* 11 where a* 28 b* 28 was given, the table's own hue; its disc differed from the
-    empty slot by far more than empty slots do). The reading's `unexplained` places are those left changed and unread.
+    brings a new ball onto the table: when no new ball of the shooter's was read anywhere, and exactly one place the
+    bare table shows empty now differs from it by `present_delta`, with no ball read in it or detected near it and
+    not among the last reading's `unexplained`, the shooter's ball is there, unrecognised, read at
+    `unrecognised_confidence` (flagged for the umpire). A small far marble whose colour the video washes out is still
+    a ball by its shape and shading (starcluster_v8: a peach marble 10 px wide in its far slot, a* 4 b* 11 where a* 28
+    b* 28 was given, the table's own hue; its disc differed from the empty slot by far more than empty slots do). The
+    reading's `unexplained` places are those left changed and unread.
     """
     profile = mapper.profile
     many = profile.stacking
@@ -257,8 +257,8 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
         changed = frozenset(at for at in bare.places if at not in anything and at not in taken
                             and _changed(image, bare.image, mapper, rects[at]) >= config.present_delta)
         fresh = changed - unexplained
-        if shooter is not None and len(fresh) == 1 and sum(b.owner == shooter for b in balls) <= sum(
-                before[(p, at)] for p, at in before if p == shooter):  # no new ball of theirs read anywhere
+        had = previous.count(shooter) if previous is not None and shooter is not None else 0
+        if shooter is not None and len(fresh) == 1 and sum(b.owner == shooter for b in balls) <= had:
             (at,) = fresh
             inferred.append((False, config.unrecognised_confidence, len(balls)))
             balls.append(BallSighting(shooter, at, config.unrecognised_confidence))
