@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from calibration.geometry import Rect
+from calibration.geometry import Point, Rect
 from rules.events import BallSighting, Location, Place, Snapshot
 from vision.assignment import linear_sum_assignment
 from vision.config import CellReadConfig
@@ -284,9 +284,15 @@ def _within_count(balls: list[BallSighting], inferred: list[tuple[bool, float, i
 
 
 def _changed(image: np.ndarray, bare: np.ndarray, mapper: BoardMapper, rect: Rect) -> float:
-    """How far a ball's disc at the place's centre is from the bare table: the mean over it of |ΔL| + |Δa| + |Δb|
-    (8-bit Lab), less the same over the ring 1.5-2.5 radii round it (lighting drift, a pixel of shake)."""
-    centre = np.array([[(rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2]])
+    """`changed_from_bare` at the place's centre."""
+    return changed_from_bare(image, bare, mapper, ((rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2))
+
+
+def changed_from_bare(image: np.ndarray, bare: np.ndarray, mapper: BoardMapper, point: Point) -> float:
+    """How far the disc of a ball resting at `point` (board mm) is from the bare table: the mean over it of |ΔL| +
+    |Δa| + |Δb| (8-bit Lab), less the same over the ring 1.5-2.5 radii round it (lighting drift, a pixel of shake;
+    a hand round a ball it holds changes the ring more than the disc)."""
+    centre = np.array([point], float)
     (u, v), = mapper.ball_centre_px(centre)
     r = float(mapper.ball_radius_px(centre)[0])
     h, w = image.shape[:2]

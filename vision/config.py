@@ -58,16 +58,27 @@ class SettleConfig:
     flight_wait_ms: float = 1000.0  # a hopping ball that vanished in flight holds the settle this long at most ...
     roll_wait_ms: float = 3000.0  # ... one lost rolling over the field of play this long (up a board and back) ...
     unseen_landing_confidence: float = 0.5  # ... then the table settles this sure (flagged for review)
+    # a ball seen this long lying in a gutter the table did not settle with went in: out of play, however soon it was
+    # lifted (a marble dropped into a gutter beside the Play Line, lifted by the umpire 0.2-0.7 s later)
+    gutter_sighting_ms: float = 100.0
+    gutter_sighting_confidence: float = 0.5  # ... and read there this sure (under the rules' review level: flagged)
+    # ... when its disc, as last seen, differs from the table before play by this much (8-bit Lab |dL|+|da|+|db|, less
+    # its ring's: `vision.cells.changed_from_bare`; empty gutters: 99th percentile 11, 99.9th 22)
+    gutter_sighting_delta: float = 20.0
 
     def __post_init__(self) -> None:
         _check_numbers(self, "settle")
-        if self.unseen_landing_confidence > 1:
-            raise ConfigError(f"pipeline config: 'settle.unseen_landing_confidence' must be in [0, 1], "
-                              f"got {self.unseen_landing_confidence}")
+        for name in ("unseen_landing_confidence", "gutter_sighting_confidence"):
+            if getattr(self, name) > 1:
+                raise ConfigError(f"pipeline config: 'settle.{name}' must be in [0, 1], got {getattr(self, name)}")
 
     @property
     def rest_debounce_s(self) -> float:
         return self.rest_debounce_ms / 1000.0
+
+    @property
+    def gutter_sighting_s(self) -> float:
+        return self.gutter_sighting_ms / 1000.0
 
     @property
     def creep_window_s(self) -> float:

@@ -34,9 +34,9 @@ from calibration.monitor import CalibrationMonitor, MarkersLostWarning
 from calibration.monitor import TableMovement as MonitorMovement
 from calibration.profile import TableProfile
 from rules.errors import InputError
-from rules.events import (BallLifted, Event, GameStart, Location, Place, ShotStarted, Snapshot, TableMovement,
-                          TableSettled)
-from vision.cells import BareTable, on_play_line_stripe, settled_reading
+from rules.events import (BallLifted, BallSighting, Event, GameStart, Location, Place, ShotStarted, Snapshot,
+                          TableMovement, TableSettled)
+from vision.cells import BareTable, changed_from_bare, on_play_line_stripe, settled_reading
 from vision.config import PipelineConfig, SettleConfig
 from vision.detect.colour import ColourDetector
 from vision.games import GameVision
@@ -45,7 +45,7 @@ from vision.pose_watch import PoseWatch
 from vision.settle import HandWatch, Settle, SettleWatch
 from vision.shots import ShotSegmenter
 from vision.stabilise import ShiftWatch, TableStabiliser
-from vision.track import Tracker
+from vision.track import TIME_EPS_S, Tracker
 from vision.types import BoardBall, Detection, Detector, Track, TrackState
 from vision.video_io import Frame
 
@@ -133,6 +133,9 @@ class VisionPipeline:
         self._snapshot: Snapshot | None = None  # the last settled table the referee accepted: the reader's prior
         self._previous: Frame | None = None  # the frame before this one
         self._last_sight: dict[int, Frame] = {}  # tracks lost while slow: the frame each was last seen on
+        self._glimpsed: dict[int, Track] = {}  # tracks lost in a gutter, seen there for less than a rest window
+        self._lifted: list[Track] = []  # of those, the ones the tracker gave up since the last settle
+        self._held: list[Observation] = []  # held back for a glimpse in doubt (`_held_for_glimpses`)
         self._gap_t: dict[int, float] = {}  # tracks: the last frame each was not seen on
         self._bare: BareTable | None = None  # the table before play, and the places it shows empty
         self._starts: dict[Location, str] = {}  # the places the game knows a ball stands in on the first frame
@@ -211,7 +214,7 @@ class VisionPipeline:
         balls = [b for b in self._map_steadied(detections) if not on_play_line_stripe(self._mapper, b)]
         start = self.times.add("map", start)
         update = self.tracker.update(frame.t, balls)
-        self._note_sightings(frame, update.tracks)
+        self._note_sightings(frame, update.tracks, self._shooter or to_play)
         tracked = tracked_frame(frame.t, update.tracks, balls, self._mapper.ball_centre_px) if self.record_tracks \
             else None
         settle = self.settle.update(frame.t, update.tracks, hand, self._shifts is not None and self._shifts.moving,
@@ -254,25 +257,28 @@ class VisionPipeline:
             if self._bare is None or at not in self._bare.places:  # where the bare table is known, its pixels decide
                 self._forget(owner, at)
         self.times.frames += 1
-        return Seen([*out, *events], tracked)
+        return Seen(self._held_for_glimpses([*out, *events]), tracked)
 
     @property
     def holding(self) -> bool:
         """Observations are held back for pose (a live feed's `table_settled` waits for the pose run in flight):
         the referee applies nothing else meanwhile, so the log stays in time order."""
-        return self.pose is not None and self.pose.holding
+        return self.pose is not None and self.pose.holding or bool(self._held)
 
     def close(self, flush: bool = False) -> list[Observation]:
         """Stop pose's worker thread. With `flush` (the source has ended) what pose still had out (runs not yet
         applied, observations held back) is given first, in log order; a stopped file run leaves them to its resume,
         which referees the file again from its start. Safe to call twice."""
+        held = self._release(forced=True) if flush else []
+        self._held = []
         if self.pose is None:
-            return []
+            return held
         try:
             if not flush:
                 return []
             watched = self.pose.finish()
-            return [*(PipelineWarning(t, message, review=True) for t, message in watched.warnings), *watched.events]
+            return [*held, *(PipelineWarning(t, message, review=True) for t, message in watched.warnings),
+                    *watched.events]
         finally:
             self.pose.close()
 
@@ -289,11 +295,13 @@ class VisionPipeline:
                 self._snapshot = Snapshot(tuple(balls))
                 return
 
-    def _note_sightings(self, frame: Frame, tracks: tuple[Track, ...]) -> None:
+    def _note_sightings(self, frame: Frame, tracks: tuple[Track, ...], shooter: str | None) -> None:
         """Keep, for each track lost while as slow as a ball at rest after being seen on every frame of a rest
         window, the frame it was last seen on (`_settled_image`). One lost while moving (a ball lifted away, rolling
         out of sight) was not at rest there; one seen on and off (a flickering detection of a slot's shadow) is no sure
-        ball."""
+        ball. A ball of the `shooter`'s seen lying in a gutter for less than a rest window is glimpsed (a marble let
+        go over a gutter beside the Play Line and lifted by the umpire at once); other players' are not: the one
+        waiting holds marbles over the gutter on their side (starcluster_v1)."""
         present = {tr.id: tr for tr in tracks}
         window = self.config.settle.rest_debounce_s
         previous = self._previous
@@ -307,13 +315,87 @@ class VisionPipeline:
             # unless the table settled with it there since: then it was lifted away, not lost where it rests
             speed = math.hypot(tr.vx, tr.vy)
             gutter = i not in self._settled_with and _in_gutter_at_last(tr, self.config.settle)
-            if (tr.slow or speed <= self.config.settle.rest_speed_mm_s or gutter) and tr.last_seen_t - since >= window:
+            seen_for = tr.last_seen_t - since
+            if (tr.slow or speed <= self.config.settle.rest_speed_mm_s or gutter) and seen_for >= window:
                 self._last_sight[i] = previous
+            elif gutter and tr.colour == shooter and seen_for >= self.config.settle.gutter_sighting_s - TIME_EPS_S \
+                    and self._stands_out(previous, tr):
+                self._glimpsed[i] = tr  # a ball went into a gutter: out, however soon the umpire lifts it
         self._last_sight = {i: seen for i, seen in self._last_sight.items()
                             if i in present and present[i].state is TrackState.LOST}
         self._gap_t = {i: frame.t if tr.state is TrackState.LOST else self._gap_t[i]
                        for i, tr in present.items() if tr.state is TrackState.LOST or i in self._gap_t}
+        # a glimpsed ball followed again for the sighting time (not a frame or two: the next shooter's hand with a
+        # marble, starcluster_v17), or found anew beside where it was lost, was held over the gutter, not lifted; one
+        # the tracker gave up was lifted away (the umpire's hand in a gutter behind the line is not watched)
+        sighting = self.config.settle.gutter_sighting_s - TIME_EPS_S
+        self._glimpsed = {i: lost for i, lost in self._glimpsed.items()
+                          if not (i in present and present[i].state is TrackState.CONFIRMED
+                                  and present[i].last_seen_t - self._gap_t.get(i, -math.inf) >= sighting)
+                          and not self._seen_again(lost, tracks)}
+        self._lifted += [lost for i, lost in self._glimpsed.items() if i not in present]
+        self._glimpsed = {i: lost for i, lost in self._glimpsed.items() if i in present}
         self._previous = frame
+
+    def _held_for_glimpses(self, seen: list[Observation]) -> list[Observation]:
+        """What this frame gives the referee. A settle while a ball glimpsed in a gutter is in doubt (its track not
+        yet given up by the tracker, nor followed again: `_note_sightings`) is held back, with everything after it,
+        until the glimpse is resolved: followed again, it was a marble held over the gutter and hidden in the hand
+        (the committed starcluster_v22: seen 0.2 s, hidden 0.7 s, then dropped); given up, it was lifted away, and
+        the settle reads it out in its gutter. A shot or another settle after the held one resolves it as lying
+        there. Held at most the tracker's `lost_ms` after the glimpse was last seen."""
+        self._held += seen
+        first = next((i for i, o in enumerate(self._held) if isinstance(o, TableSettled)), None)
+        later = first is not None and any(isinstance(o, (TableSettled, ShotStarted)) for o in self._held[first + 1:])
+        if first is not None and self._glimpsed and not later:
+            return []
+        return self._release(forced=later)
+
+    def _release(self, forced: bool) -> list[Observation]:
+        """The held observations, their first settle with the balls glimpsed in a gutter and lifted away since the
+        last settle (with `forced`, those still in doubt too): each is out of play (a ball that enters a gutter is),
+        read below the review confidence, with a warning for the umpire."""
+        held, self._held = self._held, []
+        first = next((i for i, o in enumerate(held) if isinstance(o, TableSettled)), None)
+        if first is None:
+            return held
+        glimpsed = self._lifted + (list(self._glimpsed.values()) if forced else [])
+        self._lifted = []
+        if forced:
+            self._glimpsed = {}
+        glimpsed = [tr for tr in glimpsed if tr.colour in self.players]
+        if not glimpsed:
+            return held
+        settled = held[first]
+        assert isinstance(settled, TableSettled)
+        sure = self.config.settle.gutter_sighting_confidence
+        added = tuple(BallSighting(tr.colour, Location(Place.GUTTER), sure) for tr in glimpsed)
+        warnings = [PipelineWarning(settled.t, f"a {tr.colour} ball seen in a gutter at ({tr.x:.0f}, {tr.y:.0f}) mm "
+                                               "for less than a rest window was gone before the table settled: read "
+                                               "as out in the gutter", review=True) for tr in glimpsed]
+        return [*held[:first], *warnings, replace(settled, snapshot=Snapshot(settled.snapshot.balls + added)),
+                *held[first + 1:]]
+
+    def _stands_out(self, frame: Frame, track: Track) -> bool:
+        """Does a ball resting where `track` was last seen differ from the table before play, on the frame it was last
+        seen on, by `gutter_sighting_delta` (`vision.cells.changed_from_bare`)? A short sighting needs a ball's
+        whole disc: the Play Line's stripe across a gutter in a player's pink (starcluster_v20: its fragments read as
+        p1's balls, 6-17 over the bare table), fingers of a player's colour (starcluster_v21: 14-20) or a marble held
+        in a hand over the gutter (the ring round it changes more than its disc: -17 to 4) is not one. Marbles lying
+        in a gutter showed 13-52, so a faint one is missed, as before."""
+        if self._bare is None or self._mapper is None:
+            return False
+        return changed_from_bare(frame.image, self._bare.image, self._mapper, (track.x, track.y)) \
+            >= self.config.settle.gutter_sighting_delta
+
+    def _seen_again(self, lost: Track, tracks: tuple[Track, ...]) -> bool:
+        """Was a ball of the glimpsed gutter track's colour found anew beside it (within two ball diameters) since
+        it was lost? It was a ball held over the gutter and let go, not one lying there and lifted away."""
+        reach = 2 * self.profile.ball_diameter_mm
+        return any(tr.id != lost.id and tr.colour == lost.colour and tr.state is TrackState.CONFIRMED
+                   and tr.born_t is not None and tr.born_t > lost.last_seen_t and tr.born_at is not None
+                   and math.dist(tr.born_at, (lost.x, lost.y)) <= reach
+                   for tr in tracks)
 
     def _settled_image(self, settle: Settle, frame: Frame) -> np.ndarray:
         """The frame a settle is read on: this one, or, when a ball vanished within the rest window (a

@@ -594,3 +594,40 @@ def test_a_marble_and_the_dark_slot_floor_beside_it_are_one_marble(tmp_path):
     assert shots.correct == shots.truth == 4, shots.mistakes
     scores = score_finals(run.result, truth.result)
     assert scores.exact, (scores.run, scores.truth)
+
+
+def _gutter_glimpses(run_dir: Path) -> list[dict]:
+    """The run's review warnings for balls glimpsed in a gutter and read out there (`VisionPipeline._release`)."""
+    lines = [json.loads(line) for line in (run_dir / "decisions.jsonl").read_text().splitlines()]
+    return [d for d in lines if d.get("type") == "warning" and "seen in a gutter" in d.get("message", "")]
+
+
+def test_a_marble_dropped_into_a_gutter_and_lifted_at_once_is_read_out_in_its_gutter(tmp_path):
+    """The committed variant sample starcluster_v5 (34.9 mm marbles, slots 6/3/6, side gutters past the Play Line,
+    rendered after the simulator's fix for dropped marbles): at 20.47 s p2's marble, let go over the gutter beside
+    the line, lies in it for 0.1 s in view before the umpire's hand lifts it (20.8 s). It never rested a debounce time
+    in view, and the settle after the lift read an empty gutter: the marble was not out, and p2 2 where the truth has
+    1. A ball that enters a gutter is out however soon it is lifted: the glimpse is read at the next settle, below
+    the review confidence, with a warning. Refereed as `referee run` does: that settle holds p2's gutter ball, the
+    scores exact. (Its place score stays 4 of 6: the truth's settle lies between the rest and the lift, 0.23 s,
+    shorter than any debounce.)"""
+    truth, run = referee_variant("v5", tmp_path)
+    glimpsed = [(e.t, b.owner) for e in run.events if isinstance(e, TableSettled) for b in e.snapshot.balls
+                if b.at.place is Place.GUTTER and b.confidence == PipelineConfig().settle.gutter_sighting_confidence]
+    assert [owner for _, owner in glimpsed] == ["p2"] and 20.5 < glimpsed[0][0] < 21.5, glimpsed
+    warnings = _gutter_glimpses(tmp_path / "run")
+    assert len(warnings) == 1 and warnings[0]["review"] and "p2" in warnings[0]["message"], warnings
+    assert settles_in_flight(run.events, truth) == 0
+    scores = score_finals(run.result, truth.result)
+    assert scores.exact, (scores.run, scores.truth)
+
+
+def test_the_play_lines_stripe_in_a_players_pink_is_not_glimpsed_as_a_gutter_ball(tmp_path):
+    """The committed variant sample starcluster_v20 (18.3 mm marbles, p1 pink #f5929d, side gutters past the Play
+    Line): where the line's red stripe crosses the gutters, fragments of it read as p1's marbles for a tenth of a
+    second, five times in the match. Their discs differ from the table before play by 6-17 (a marble glimpsed in a
+    gutter: 20-52), so none is read as a ball that went out."""
+    _, run = referee_variant("v20", tmp_path)
+    assert _gutter_glimpses(tmp_path / "run") == []
+    assert not [(e.t, b) for e in run.events if isinstance(e, TableSettled) for b in e.snapshot.balls
+                if b.confidence == PipelineConfig().settle.gutter_sighting_confidence]
