@@ -17,6 +17,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_videos"
 
+# The checkout these scripts live in is the one measured, in this process and in every one it starts (a benchmark's
+# child, `referee` itself): the virtual environment's editable install points at the checkout it was made in, so a
+# `git worktree` of an earlier commit, run with the main checkout's .venv, measured the main checkout's code.
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+
 
 def samples(names: list[str]) -> list[Path]:
     """Sample folders: those named ('game/scenario' or a folder), else every finished bundled one.

@@ -21,6 +21,7 @@ import argparse
 from collections import Counter
 from dataclasses import replace
 
+import common  # noqa: F401  (first: this checkout's packages, not the editable install's)
 from calibration.calibrate import calibrate_markers
 from simulation.realism import Realism
 from simulation.variants import make_variant_renderer, settles_with_priors, simulate_variant, variant

@@ -326,8 +326,9 @@ class VisionPipeline:
         self._gap_t = {i: frame.t if tr.state is TrackState.LOST else self._gap_t[i]
                        for i, tr in present.items() if tr.state is TrackState.LOST or i in self._gap_t}
         # a glimpsed ball followed again for the sighting time (not a frame or two: the next shooter's hand with a
-        # marble, starcluster_v17), or found anew beside where it was lost, was held over the gutter, not lifted; one
-        # the tracker gave up was lifted away (the umpire's hand in a gutter behind the line is not watched)
+        # marble, starcluster_v17), or found anew beside where it was lost (starcluster_v12), was not lifted away: it
+        # lies there still, or was held over the gutter; one the tracker gave up was lifted (the umpire's hand in a
+        # gutter behind the line is not watched)
         sighting = self.config.settle.gutter_sighting_s - TIME_EPS_S
         self._glimpsed = {i: lost for i, lost in self._glimpsed.items()
                           if not (i in present and present[i].state is TrackState.CONFIRMED
@@ -340,10 +341,11 @@ class VisionPipeline:
     def _held_for_glimpses(self, seen: list[Observation]) -> list[Observation]:
         """What this frame gives the referee. A settle while a ball glimpsed in a gutter is in doubt (its track not
         yet given up by the tracker, nor followed again: `_note_sightings`) is held back, with everything after it,
-        until the glimpse is resolved: followed again, it was a marble held over the gutter and hidden in the hand
-        (the committed starcluster_v22: seen 0.2 s, hidden 0.7 s, then dropped); given up, it was lifted away, and
-        the settle reads it out in its gutter. A shot or another settle after the held one resolves it as lying
-        there. Held at most the tracker's `lost_ms` after the glimpse was last seen."""
+        until the glimpse is resolved: followed again, it still lies there and the settle reads it as any ball
+        (starcluster_v17, _v24, _v25: lost for a few frames), or it was a marble held over the gutter and hidden in
+        the hand; given up, it was lifted away, and the settle reads it out in its gutter. A shot or another settle
+        after the held one resolves it as lying there. Held at most the tracker's `lost_ms` after the glimpse was
+        last seen."""
         self._held += seen
         first = next((i for i, o in enumerate(self._held) if isinstance(o, TableSettled)), None)
         later = first is not None and any(isinstance(o, (TableSettled, ShotStarted)) for o in self._held[first + 1:])

@@ -739,9 +739,9 @@ def test_a_ball_lost_lying_in_a_gutter_is_read_where_it_was_last_seen(place, spe
 def test_a_settle_waits_while_a_ball_glimpsed_in_a_gutter_may_be_found_again(after, read_out):
     """A ball of the shooter's seen lying in a gutter for less than a rest window and lost (a marble dropped into a
     gutter beside the Play Line, lifted by the umpire 0.2-0.7 s later: starcluster_v5) went out, unless it is found
-    again (a marble held over the gutter and hidden in the hand: the committed starcluster_v22). A settle meanwhile is
+    again (it lies there still, lost for a few frames, or was a marble held over the gutter). A settle meanwhile is
     held back with everything after it, in order, and given out once that is known; the ball is read in its gutter,
-    flagged, only when it was not found again. (End to end, on pixels: test_any_table's v5, v20 and v22 tests.)"""
+    flagged, only when it was not found again. (End to end, on pixels: test_any_table's v5 and v20 tests.)"""
     from calibration.profile import load_profile
     from rules.events import BallSighting, ShotStarted, Snapshot, TableSettled
     from vision.config import PipelineConfig
