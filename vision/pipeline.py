@@ -365,7 +365,6 @@ class VisionPipeline:
         self._lifted = []
         if forced:
             self._glimpsed = {}
-        glimpsed = [tr for tr in glimpsed if tr.colour in self.players]
         if not glimpsed:
             return held
         settled = held[first]
