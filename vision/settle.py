@@ -271,9 +271,8 @@ class SettleWatch:
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by, landed)
 
     def expect(self) -> None:
-        """The table changed in a way no track showed moving fast (a shot started with a ball struck out of sight
-        and first found slowing to rest: `vision.games.piratenbillard`; a ball glimpsed in a gutter and lifted
-        away: `vision.pipeline`): the table is to be read once it is quiet again."""
+        """A shot has started that nothing was seen moving fast in (a ball struck out of sight and first found
+        slowing to rest: `vision.games.piratenbillard`): the table is to be read once it is quiet again."""
         self._armed = True
 
     def _new_in_gutter(self, visible: list[Track]) -> bool:
