@@ -167,6 +167,10 @@ class ColourDetectorConfig:
     one_ball_radius: float = 1.4  # a blob inside a circle this many ball radii wide is one ball, however full
     split_area: float = 1.6  # ... a larger one, over this many expected ball areas, is split into touching balls
     split_share: float = 0.5  # ... one ball per disc of the ball's radius covering this share of a ball's pixels
+    keep_split_share: float = 0.5  # ... a chain of 3+ keeps the balls found before where a split afresh finds fewer,
+    #                                 while each keeps this share of that (a chain splits many ways; 0 = off)
+    split_look_delta: float = 20.0  # ... and each one's disc differs from the frame before by less than this (8-bit
+    #                                 Lab, mean |dL|+|da|+|db|): a struck ball leaves its space's paint in its colour
     min_width_radii: float = 1.0  # ... whose pixels span this many radii across (a painted line does not)
     max_depth_radii: float = 1.5  # a blob to split deeper than this many radii is a hand, sleeve or paint, not balls
     full_score_share: float = 0.6  # a ball showing this share of its expected area (or more) scores in full
@@ -181,9 +185,11 @@ class ColourDetectorConfig:
 
     def __post_init__(self) -> None:
         if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or not 0 < self.split_share <= 1 \
-                or self.max_depth_radii <= 0 or not 0 <= self.apart_diameters < 1:
+                or not 0 <= self.keep_split_share <= 1 or self.split_look_delta <= 0 or self.max_depth_radii <= 0 \
+                or not 0 <= self.apart_diameters < 1:
             raise ConfigError("pipeline config: 'detector' needs analysis_radius_px >= 2, 0 < min_area < 1, "
-                              "0 < split_share <= 1, max_depth_radii > 0, 0 <= apart_diameters < 1")
+                              "0 < split_share <= 1, 0 <= keep_split_share <= 1, split_look_delta > 0, "
+                              "max_depth_radii > 0, 0 <= apart_diameters < 1")
         _check_numbers(self, "detector")
 
 

@@ -141,6 +141,7 @@ class VisionPipeline:
         self._starts: dict[Location, str] = {}  # the places the game knows a ball stands in on the first frame
         # of those, struck from since the last settle: by whom, when
         self._vacated: dict[Location, tuple[str, float]] = {}
+        self._struck_from: Location | None = None  # the place the open shot's ball was struck from
         self._settled_with: set[int] = set()  # the tracks the table last settled with
         self._read_steady: np.ndarray | None = None  # the settled image read now -> the steadied one (`_read_settled`)
         self._shooter: str | None = None  # a shot that brought a new ball is open: whose (the table reader's hint)
@@ -166,6 +167,8 @@ class VisionPipeline:
         """The referee applied `event`: the players of a game start, the table a settle showed (the table
         reader's prior), a ball seen leaving its place (the struck ball of a Piratenbillard shot, a lifted
         ball: what is left of the prior is known to be there still)."""
+        if isinstance(event, ShotStarted):
+            self._struck_from = event.ball_from
         if isinstance(event, GameStart):
             self.players = tuple(p.id for p in event.players)
             self.seats = {p.id: p.seat for p in event.players if p.seat is not None}
@@ -197,6 +200,8 @@ class VisionPipeline:
         steady = self._stabiliser.transform if self._stabiliser is not None else None
         # once a colour no player has was reported, only the players' colours are asked for (`_known_colours`)
         wanted = self.players if self.players and self._unknown_colours else None
+        if isinstance(self.detector, ColourDetector):  # touching balls round a struck ball's place are split afresh
+            self.detector.resplit_near = self._struck_px() if self.shots.play.shot_open else ()
         found = self.detector.detect(frame.image, self._mask, steady, wanted)
         if known is not None:  # the first frame: the table before play
             self._bare = self._bare_table(frame.image, found, known)
@@ -415,6 +420,17 @@ class VisionPipeline:
                                   self._unexplained if self.game.shot_brings_ball else None)
         self._unexplained = reading.unexplained
         return reading.snapshot
+
+    def _struck_px(self) -> tuple[tuple[float, float], ...]:
+        """Where the open shot's ball lay before it was struck, as a ball there shows in the image: a split of touching
+        balls that held it may hold the paint of its space now, or its neighbours where they were
+        (`ColourDetector.resplit_near`)."""
+        place = dict(self.profile.places).get(self._struck_from) if self._struck_from is not None else None
+        if place is None or self._mapper is None:
+            return ()
+        u, v, _ = self._mapper.ball_discs_px(np.array([[(place.x_min + place.x_max) / 2,
+                                                        (place.y_min + place.y_max) / 2]], float))[0]
+        return ((u, v),)
 
     def _learn_vacated(self, settle: Settle, image: np.ndarray) -> None:
         """At the first settle after a ball was struck from its starting place, that place is empty (a shot moves

@@ -81,6 +81,8 @@ def test_a_game_config_splits_into_the_rules_and_the_pipeline():
     ({"cells": {"kept": 2.0}}, "0 < kept < two_balls"),
     ({"detector": {"min_area": 0}}, "0 < min_area < 1"),
     ({"detector": {"apart_diameters": 1.0}}, "0 <= apart_diameters < 1"),
+    ({"detector": {"keep_split_share": 1.5}}, "0 <= keep_split_share <= 1"),
+    ({"detector": {"split_look_delta": 0}}, "split_look_delta > 0"),
     ({"colour_model": {"min_lightness": 250}}, "min_lightness < max_lightness"),
 ])
 def test_a_bad_setting_is_one_line_naming_it(data, message):

@@ -27,6 +27,15 @@ frame), with the colour score measured then. The reference stays the frame it
 was measured on, so a blob is measured afresh once its centroid has moved
 `SAME_CENTRE_PX` from there. The frame is shrunk by halving (block
 averages, exact and fast) and a bilinear last step of less than 2x.
+
+Touching balls that overlap in the image (a full row seen end on from a low camera) cover their blob about as
+well split one way as another, so a split found afresh on every frame changes its count and centres with the
+video's noise. A blob of `CHAIN` balls or more measured afresh keeps the balls a split found before (on the last
+frame each view measured, or before `forget`) where a split afresh finds fewer, while they hold the blob
+(`_holds`: each keeps half the share of a ball's pixels a new one needs), each one's disc looks as on the frame
+before (`_looks_now`: a struck ball leaves its space's paint, in its colour, where it lay) and each is still
+found a ball (not the table before play, not paint). Round where the open shot's ball was struck from
+(`resplit_near`, set by the pipeline) blobs are split afresh.
 """
 
 from __future__ import annotations
@@ -71,6 +80,10 @@ _FLOOR_BINS = 256 >> _FLOOR_SHIFT
 _CELL = 4  # analysis pixels: blobs measured before are looked up by the cell of their centroid
 RADIUS_STEP = 1.1  # the discs a blob is split with: radii this ratio apart (`_split`)
 SHARE_ROUNDS = 3  # the split's centres are re-placed together this many times (`_shared_out`)
+LOOK_RADII = 1.0  # a split ball's look (`_Split`) is taken this many radii round its centre
+CHAIN = 3  # a split of this many balls or more holds (`_Split`): a chain of touching balls splits many ways; two
+#            found where a split afresh finds one are as often a ball and the paint of its space beside it
+#            (piratenbillard_v14: held, a ninth ball)
 BESIDE_RADII = 1.3  # a ball split from the same blob explains the pixels this many of its radii round its centre
 #                    (its blurred rim and shadow with them): left out when the table-before-play test judges the others
 
@@ -78,7 +91,8 @@ BESIDE_RADII = 1.3  # a ball split from the same blob explains the pixels this m
 @dataclass(frozen=True)
 class _Measured:
     """A blob measured on an earlier frame: its box size (analysis pixels), centroid (analysis-box pixels) as seen
-    and on the steadied image, and area when it was measured, and the balls it gave."""
+    and on the steadied image, and area when it was measured, the balls it gave, and its split into touching balls
+    (None: not split)."""
 
     label: int
     size: tuple[int, int]
@@ -86,6 +100,18 @@ class _Measured:
     steady: tuple[float, float]
     area: int
     balls: tuple[Detection, ...]
+    split: _Split | None = None
+
+
+@dataclass(frozen=True)
+class _Split:
+    """The balls a blob of touching balls was split into (steadied analysis-box pixels) and how each one's disc
+    looked on the latest frame the split held (8-bit Lab as float32, `LOOK_RADII` of `radius` round it): it holds
+    while it holds the blob and the discs look the same (`_holds`, `_looks_now`)."""
+
+    centres: tuple[tuple[float, float], ...]
+    looks: tuple[np.ndarray, ...]
+    radius: float
 
 
 @dataclass
@@ -99,6 +125,8 @@ class _View:
     keep: np.ndarray | None
     box: tuple[int, int, int, int]
     measured: dict[tuple[int, int, int], _Measured] = field(default_factory=dict)
+    splits: dict[tuple[int, int, int], _Measured] = field(default_factory=dict)  # `forget` keeps these (see there)
+    seen_at: int = 0  # the detector's call that measured `measured` (or `splits`)
 
 
 VIEWS = 2  # masks whose views are kept: the pipeline's and the settled-table reader's
@@ -165,6 +193,10 @@ class ColourDetector:
         # then): `learn_bare`; None: not learnt
         self._bare: np.ndarray | None = None
         self._bare_known = np.zeros((self.size[1], self.size[0]), bool)
+        self._calls = 0  # `detect` calls: which view measured its blobs last
+        # image points (full-frame pixels) round which a split into touching balls is found afresh, not held: where
+        # the open shot's ball was struck from (it left its space's paint there), set by the pipeline
+        self.resplit_near: Sequence[tuple[float, float]] = ()
         self.reused = 0  # blobs that kept an earlier measurement, and blobs measured: for the benchmark
         self.measured = 0
 
@@ -431,6 +463,10 @@ class ColourDetector:
             labels[ys[floor], xs[floor]] = BACKGROUND
         out: list[Detection] = []
         measured: dict[tuple[int, int, int], _Measured] = {}
+        # the splits into touching balls found before, the latest first, whichever view found them (the settled-table
+        # reader, asked only at a settle, holds the frame loop's split of a row)
+        splits = [seen for each in sorted(self._views, key=lambda v: -v.seen_at)
+                  for seen in (each.measured, each.splits) if seen]
         wanted = self._labels if colours is None else [label for label in self._labels
                                                          if self.model.name_of(label) in colours]
         for label in wanted:  # in label order, as np.unique gave them
@@ -438,8 +474,9 @@ class ColourDetector:
             x, y, w, h = cv2.boundingRect(binary)  # of its pixels: the components are found within it
             if w and h:
                 out += self._blobs(binary[y:y + h, x:x + w], label, small, (x, y), image, (sx0, sy0), view.measured,
-                                   measured, steady)
-        view.measured = measured
+                                   measured, steady, splits)
+        self._calls += 1
+        view.measured, view.splits, view.seen_at = measured, {}, self._calls
         return self._one_per_ball(_apart(out))
 
     def _one_per_ball(self, found: list[Detection]) -> list[Detection]:
@@ -461,8 +498,10 @@ class ColourDetector:
         return [d for i, d in enumerate(found) if i not in dropped]
 
     def forget(self) -> None:
-        """Measure every blob afresh on the next frame."""
+        """Measure every blob afresh on the next frame. Its splits into touching balls are kept, to hold while they
+        hold the blobs (`_holds`): each ball is judged afresh all the same (the table before play, paint)."""
         for view in self._views:
+            view.splits = {key: m for key, m in view.measured.items() if m.split is not None} or view.splits
             view.measured = {}
 
     def _shrink(self, image: np.ndarray) -> np.ndarray:
@@ -508,10 +547,12 @@ class ColourDetector:
 
     def _blobs(self, binary: np.ndarray, label: int, cut: np.ndarray, at: tuple[int, int], image: np.ndarray,
                origin: tuple[int, int], before: dict[tuple[int, int, int], _Measured],
-               measured: dict[tuple[int, int, int], _Measured], steady: np.ndarray | None) -> list[Detection]:
+               measured: dict[tuple[int, int, int], _Measured], steady: np.ndarray | None,
+               splits: Sequence[dict[tuple[int, int, int], _Measured]] = ()) -> list[Detection]:
         """Balls among the pixels of one label. `cut` is the shrunk image looked at, which starts at `origin`
         of the analysis box; `binary` is cut from it at `at`. A blob that is one of `before` (the frame
-        before's) keeps its measurement; each blob goes into `measured`."""
+        before's) keeps its measurement; each blob goes into `measured`. A blob of touching balls keeps the split
+        found before (in the first of `splits` that has one) while it holds."""
         cfg = self.config
         fill = self.model.fill[label - 1] if label != UNKNOWN else float(np.mean(self.model.fill))
         count, comp, stats, centroids = _components(binary)
@@ -558,8 +599,9 @@ class ColourDetector:
                 # so a still one is not measured again)
                 measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area, ())
                 continue
-            split = _split(sub, self.radius[y + sy0:y + sy0 + h, x + sx0:x + sx0 + w], r, fill, cfg.split_share,
-                           cfg.min_width_radii) if several else [(cx - x, cy - y, 1.0)]
+            radii = self.radius[y + sy0:y + sy0 + h, x + sx0:x + sx0 + w]
+            split = _split(sub, radii, r, fill, cfg.split_share, cfg.min_width_radii) if several \
+                else [(cx - x, cy - y, 1.0)]
             most = self.balls_per_player
             if not split or most is not None and len(split) > most and max(c[2] for c in split[most:]) >= 1.0:
                 # no part of it is a ball (a painted line, a stripe of shading), or a whole ball more than a player
@@ -569,27 +611,58 @@ class ColourDetector:
             # beyond a player's balls, what is left is fragments: a full starting row seen end on is one blob, and
             # the paint of its spaces round the balls and the rims of its near balls add up to most of a ball more
             # (counted by area, such a row was refused as a painted band on most frames: piratenbillard_v4)
-            centres = [(px, py) for px, py, _ in split[:most]]
-            share = min(1.0, n / len(centres))
-            radius = r / self.scale
-            full = [self._to_full(px + x + sx0, py + y + sy0) for px, py in centres]
-            if cfg.refine and len(full) == 1:
-                full = [self._refine(image, *full[0], radius, label)]
             shift = (still[0] - centre[0], still[1] - centre[1])
-            boxed = [self._to_box(u, v) for u, v in full]
-            for j, (u, v) in enumerate(full):
-                if self._on_bare(cut, origin, boxed[j], r, shift, boxed[:j] + boxed[j + 1:]):
-                    continue  # the table as it was before play: a look-alike of the colour (a dark gutter, a rim)
-                if self._flat(image, (u, v), radius, label):
-                    continue  # paint of the player's colour (an emptied starting space), not a ball
-                score = float(np.clip(posterior * min(1.0, share / cfg.full_score_share), 0, 1))
-                colour = self.model.name_of(label)
-                if label == UNKNOWN:
-                    score = min(score, cfg.unknown_score)
-                found.append(Detection(u, v, radius, colour, round(score, 3)))
+            seen = [(px + x + sx0, py + y + sy0) for px, py, _ in split[:most]]
+            balls = self._balls(image, cut, origin, label, seen, r, shift, posterior, n, refine=len(seen) == 1)
+            holding: _Split | None = None
+            if several and cfg.keep_split_share > 0:
+                # the balls the split before found, while they hold the blob, look as they did, and are more than
+                # the split finds afresh (the steadied centres, this frame's shake put back): a row seen end on
+                # splits many ways, and its count changed with the video's noise
+                earlier = next((e for e in (_split_before(done, label, still) for done in splits) if e is not None),
+                               None)
+                if earlier is not None and earlier.split is not None and len(earlier.split.centres) > len(balls) \
+                        and not self._near_struck(earlier.split):
+                    placed = [(ex - shift[0], ey - shift[1]) for ex, ey in earlier.split.centres]
+                    fits = _holds(sub, radii, [(px - x - sx0, py - y - sy0) for px, py in placed], fill,
+                                  cfg.split_share * cfg.keep_split_share)
+                    looks = self._looks_now(cut, origin, earlier.split, shift) if fits else None
+                    again = self._balls(image, cut, origin, label, placed, r, shift, posterior, n) if looks else []
+                    if looks is not None and len(again) == len(placed):
+                        balls, holding = again, replace(earlier.split, looks=looks)
+                if holding is None and len(balls) >= CHAIN:
+                    where = [placed_at for _, placed_at in balls]
+                    holding = _Split(tuple((bx + shift[0], by + shift[1]) for bx, by in where),
+                                     tuple(_look(cut, origin, c, r) for c in where), r)
+            found += [ball for ball, _ in balls]
             measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area,
-                                                         tuple(found[balls_before:]))
+                                                         tuple(found[balls_before:]), holding)
         return found
+
+    def _balls(self, image: np.ndarray, cut: np.ndarray, origin: tuple[int, int], label: int,
+               seen: Sequence[tuple[float, float]], r: float, shift: tuple[float, float], posterior: float, n: float,
+               refine: bool = False) -> list[tuple[Detection, tuple[float, float]]]:
+        """The balls of one blob at `seen` (analysis-box pixels, radius `r` there; `n`: the blob's area in expected
+        ball areas, `posterior`: its colour score), each with where it was placed: those not found to be the table
+        before play or paint. `refine`: a lone ball is re-centred on the full-resolution pixels first."""
+        cfg = self.config
+        share = min(1.0, n / len(seen))
+        radius = r / self.scale
+        full = [self._to_full(*c) for c in seen]
+        if refine and cfg.refine:
+            full = [self._refine(image, *full[0], radius, label)]
+        boxed = [self._to_box(u, v) for u, v in full]
+        balls = []
+        for j, (u, v) in enumerate(full):
+            if self._on_bare(cut, origin, boxed[j], r, shift, boxed[:j] + boxed[j + 1:]):
+                continue  # the table as it was before play: a look-alike of the colour (a dark gutter, a rim)
+            if self._flat(image, (u, v), radius, label):
+                continue  # paint of the player's colour (an emptied starting space), not a ball
+            score = float(np.clip(posterior * min(1.0, share / cfg.full_score_share), 0, 1))
+            if label == UNKNOWN:
+                score = min(score, cfg.unknown_score)
+            balls.append((Detection(u, v, radius, self.model.name_of(label), round(score, 3)), seen[j]))
+        return balls
 
     def _flat(self, image: np.ndarray, centre: tuple[float, float], r: float, label: int) -> bool:
         """Is the ball found at `centre` (full-resolution pixels, radius `r`) paint of its player's colour? The
@@ -613,6 +686,30 @@ class ColourDetector:
         disc = (xs - centre[0]) ** 2 + (ys - centre[1]) ** 2 <= reach * reach
         light = cv2.cvtColor(window, cv2.COLOR_BGR2LAB)[..., 0]
         return shading(light, disc) < self.config.flat_shading * reference
+
+    def _near_struck(self, split: _Split) -> bool:
+        """Does a ball of `split` lie within two diameters of a point of `resplit_near` (the struck ball's
+        neighbours in its row: a pitch is up to two diameters)?"""
+        reach = 4 * split.radius / self.scale
+        return any(np.hypot(u - pu, v - pv) <= reach for u, v in (self._to_full(x, y) for x, y in split.centres)
+                   for pu, pv in self.resplit_near)
+
+    def _looks_now(self, cut: np.ndarray, origin: tuple[int, int], split: _Split,
+                   shift: tuple[float, float]) -> tuple[np.ndarray, ...] | None:
+        """How the balls of an earlier `split` look now, if each looks as it did on the frame before (its disc's mean
+        |dL| + |da| + |db|, 8-bit Lab, under `split_look_delta`); None if one does not. A ball struck from a painted
+        starting row leaves its space's paint in its player's colour, which holds the split's disc as the ball did
+        (piratenbillard_v4: a ninth ball). Frame to frame: the light drifts."""
+        reach = int(np.ceil(LOOK_RADII * split.radius))
+        offsets = np.arange(-reach, reach + 1, dtype=np.float64)
+        disc = np.hypot(offsets[None, :], offsets[:, None]) <= split.radius
+        looks = []
+        for (sx, sy), then in zip(split.centres, split.looks):
+            now = _look(cut, origin, (sx - shift[0], sy - shift[1]), split.radius)
+            if float(cv2.absdiff(now, then).sum(axis=2)[disc].mean()) > self.config.split_look_delta:
+                return None
+            looks.append(now)
+        return tuple(looks)
 
     def _steadied(self, centres: np.ndarray, steady: np.ndarray | None) -> list[tuple[float, float]]:
         """Analysis-box centroids -> where they lie on the steadied image, in analysis-box pixels."""
@@ -717,6 +814,44 @@ def _unchanged(before: dict[tuple[int, int, int], _Measured], label: int, size: 
                     and np.hypot(earlier.steady[0] - steady[0], earlier.steady[1] - steady[1]) <= SAME_CENTRE_PX:
                 return earlier
     return None
+
+
+def _look(cut: np.ndarray, origin: tuple[int, int], centre: tuple[float, float], r: float) -> np.ndarray:
+    """The patch `LOOK_RADII` radii round a ball at `centre` (analysis-box pixels; `cut` starts at `origin` of the
+    box), to a fraction of a pixel, in 8-bit Lab as float32."""
+    side = 2 * int(np.ceil(LOOK_RADII * r)) + 1
+    patch = cv2.getRectSubPix(cut, (side, side), (centre[0] - origin[0], centre[1] - origin[1]))
+    return cv2.cvtColor(patch, cv2.COLOR_BGR2LAB).astype(np.float32)
+
+
+def _split_before(before: dict[tuple[int, int, int], _Measured], label: int,
+                  steady: tuple[float, float]) -> _Measured | None:
+    """The blob of this label split into touching balls on the frame `before` whose centroid lies nearest this
+    one's (in the cells round it); None when there is none."""
+    cx, cy = _cell(steady)
+    near = [earlier for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+            if (earlier := before.get((label, cx + dx, cy + dy))) is not None and earlier.split is not None]
+    return min(near, key=lambda e: np.hypot(e.steady[0] - steady[0], e.steady[1] - steady[1]), default=None)
+
+
+def _holds(sub: np.ndarray, radii: np.ndarray, centres: Sequence[tuple[float, float]], fill: float,
+           keep: float) -> bool:
+    """Do the balls of an earlier split of a blob (`centres`, in `sub`'s pixels) still hold it? Each blob pixel goes
+    to the nearest centre whose disc (of the expected radius there, `radii`) holds it, and every centre must keep
+    `keep` of a whole ball's expected pixels (`fill` of its disc); not when a ball left or moved off its disc.
+    Touching balls overlapping in the image (a full row seen end on from a low camera) cover their blob about as
+    well split one way as another: split afresh on every frame, piratenbillard_v22's far balls were 8 on one frame
+    and 7 on the next, centres jumping 20-45 mm, and a strike nobody played was called."""
+    h, w = sub.shape
+    placed = np.array(centres, np.float64).reshape(-1, 2)
+    rk = radii[np.clip(np.round(placed[:, 1]).astype(int), 0, h - 1),
+               np.clip(np.round(placed[:, 0]).astype(int), 0, w - 1)].astype(np.float64)
+    ys, xs = np.nonzero(sub)
+    scaled = ((xs[:, None] - placed[None, :, 0]) ** 2 + (ys[:, None] - placed[None, :, 1]) ** 2) / (rk * rk)[None]
+    nearest = np.argmin(scaled, axis=1)
+    own = scaled[np.arange(len(xs)), nearest] <= 1.0
+    whole = np.bincount(nearest[own], minlength=len(placed)) / (fill * np.pi * rk * rk)
+    return bool((whole >= keep).all())
 
 
 def _cell(centre: tuple[float, float]) -> tuple[int, int]:
