@@ -50,6 +50,10 @@ from vision.types import BoardBall, Detection, Detector, Track, TrackState
 from vision.video_io import Frame
 
 STAGES = ("decode", "detect", "map", "track", "pose", "rules")
+# touching balls round where a shot's ball was struck from are split afresh this long after the strike (the ball
+# leaves, its space's paint shows: piratenbillard_v4); longer, a row seen end on split afresh on every frame jitters,
+# and the table never settles (piratenbillard_v22's p4 strike from the far end of its row)
+RESPLIT_S = 1.0
 
 # (first frame, mapper, player colours, board points known to hold each player's balls) -> a detector for this view
 DetectorFactory = Callable[[np.ndarray, BoardMapper, list[str], dict[str, list[Point]]], Detector]
@@ -141,7 +145,8 @@ class VisionPipeline:
         self._starts: dict[Location, str] = {}  # the places the game knows a ball stands in on the first frame
         # of those, struck from since the last settle: by whom, when
         self._vacated: dict[Location, tuple[str, float]] = {}
-        self._struck_from: Location | None = None  # the place the open shot's ball was struck from
+        self._struck_from: Location | None = None  # the place the open shot's ball was struck from, and when
+        self._struck_t = 0.0
         self._settled_with: set[int] = set()  # the tracks the table last settled with
         self._read_steady: np.ndarray | None = None  # the settled image read now -> the steadied one (`_read_settled`)
         self._shooter: str | None = None  # a shot that brought a new ball is open: whose (the table reader's hint)
@@ -168,7 +173,7 @@ class VisionPipeline:
         reader's prior), a ball seen leaving its place (the struck ball of a Piratenbillard shot, a lifted
         ball: what is left of the prior is known to be there still)."""
         if isinstance(event, ShotStarted):
-            self._struck_from = event.ball_from
+            self._struck_from, self._struck_t = event.ball_from, event.t
         if isinstance(event, GameStart):
             self.players = tuple(p.id for p in event.players)
             self.seats = {p.id: p.seat for p in event.players if p.seat is not None}
@@ -201,7 +206,8 @@ class VisionPipeline:
         # once a colour no player has was reported, only the players' colours are asked for (`_known_colours`)
         wanted = self.players if self.players and self._unknown_colours else None
         if isinstance(self.detector, ColourDetector):  # touching balls round a struck ball's place are split afresh
-            self.detector.resplit_near = self._struck_px() if self.shots.play.shot_open else ()
+            self.detector.resplit_near = self._struck_px() if self.shots.play.shot_open \
+                and frame.t - self._struck_t <= RESPLIT_S else ()
         found = self.detector.detect(frame.image, self._mask, steady, wanted)
         if known is not None:  # the first frame: the table before play
             self._bare = self._bare_table(frame.image, found, known)
@@ -440,8 +446,11 @@ class VisionPipeline:
         on another place, is the paint itself: what shows of a space seen at a grazing angle is half a ball tall,
         and its middle, mapped as a ball's, lands on the next place (piratenbillard_v18: a purple ball's emptied
         space read as a ninth purple ball on the space before it at every settle after, its paint never learnt
-        because it was kept clear as a ball's). A ball lying there all along is a ball whatever the angle
-        (piratenbillard_v6: the middle of the ball on the next space shows inside the emptied one's outline)."""
+        because it was kept clear as a ball's). So is one whose track was born on the place and is read on another
+        now: the tracker may keep the struck ball's track on the paint and follow the ball with a new one
+        (piratenbillard_v22: a ninth purple ball at every settle after its strike). A ball lying there all along is
+        a ball whatever the angle (piratenbillard_v6: the middle of the ball on the next space shows inside the
+        emptied one's outline)."""
         vacated, self._vacated = self._vacated, {}
         if not isinstance(self.detector, ColourDetector) or self._mapper is None:
             return
@@ -455,7 +464,9 @@ class VisionPipeline:
             others = [tr for tr in tracks if tr.location != at]
             discs = self._mapper.ball_discs_px(np.array([(tr.x, tr.y) for tr in others], float))
             edge = np.asarray(outline, np.float32).reshape(-1, 1, 2)
-            around = [disc for tr, disc in zip(others, discs) if tr.born_t is None or tr.born_t <= old
+            # the struck ball's own track may stay on the paint while a new one follows the ball: born there
+            around = [disc for tr, disc in zip(others, discs)
+                      if (tr.born_t is None or tr.born_t <= old) and not (tr.born_at and rects[at].contains(tr.born_at))
                       or cv2.pointPolygonTest(edge, disc[:2], False) < 0]
             self.detector.learn_uncovered(image, owner, outline, around)
 

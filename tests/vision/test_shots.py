@@ -130,6 +130,30 @@ def test_a_small_ball_struck_out_of_sight_and_first_found_at_rest_far_away_start
     assert shots.update(1.6, up(lost, near), None, False) == []
 
 
+def test_a_lost_resting_ball_found_again_where_it_lay_is_not_the_ball_struck_from_there():
+    """piratenbillard_v22: the track of p3's resting ball on (0,4) was lost and the ball found again where it lay,
+    under a new track; a second later p3 struck from (0,1) and the ball hopped away under another new track. The
+    lost track plus that rolling one was taken for a strike from (0,4), the real strike from (0,1) (its resting track
+    moving off) came while a shot was open and was not seen, and the emptied (0,1)'s paint stood as a ninth ball. A
+    lost resting track whose place holds a track of its colour at rest, born since it last lay there, was not
+    struck: the strike is the one that moves off its space."""
+    from dataclasses import replace
+    far, near = Location.cell_at(0, 4), Location.cell_at(0, 1)
+    (fx, fy), (nx, ny) = PB.space_center(0, 4), PB.space_center(0, 1)
+    for found_again in (True, False):
+        shots = Shots(PB)
+        resting = tr(1, fx, fy, at_rest=True, location=far, seen=3.6)
+        struck = tr(2, nx, ny, at_rest=True, location=near, seen=3.6)
+        shots.update(3.6, up(resting, struck), None, False)
+        lost = replace(resting, state=TrackState.LOST)
+        again = (replace(tr(3, fx + 1, fy, at_rest=True, location=far, seen=4.7), born_t=3.63),) if found_again else ()
+        shots.update(3.7, up(lost, struck, *again), None, False)
+        hop = replace(tr(4, nx - 40, ny + 50, vy=900, seen=4.73), born_t=4.73)
+        leaving = replace(struck, y=ny - 0.8 * PB.pitch_mm, at_rest=False, last_seen_t=4.73)
+        events = shots.update(4.73, up(lost, leaving, hop, *again), None, False)
+        assert [e.ball_from for e in events if isinstance(e, ShotStarted)] == [near if found_again else far]
+
+
 def test_two_balls_in_one_space_count_as_two():
     cell = Location.cell_at(6, 3)
     balls = (tr(1, 0, 0, location=cell), tr(2, 8, 0, location=cell))

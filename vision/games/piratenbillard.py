@@ -60,7 +60,9 @@ class PiratenbillardShots:
         there since it was lost, however slow, if no hand has been over the table since before it was lost: a
         small ball struck hard is a blur for its whole hop and is first found as it comes to rest
         (piratenbillard_v9's 14.2 mm pink ball, found 0.3 s after it vanished, 145 mm away, at 84 mm/s: the
-        shot and its settle were missed)."""
+        shot and its settle were missed). Not a lost track whose ball was found again where it lay, by a track born
+        since it last lay at rest there: piratenbillard_v22's p3 strike from (0,1) was taken from (0,4), whose
+        ball's old track was lost a second before and whose ball lay there still."""
         if play.shot_open:
             return []
         moving = [tr for tr in tracks if tr.state is TrackState.CONFIRMED and not tr.at_rest]
@@ -69,6 +71,10 @@ class PiratenbillardShots:
             rest = self._rest.get(tr.id)
             if tr.state is not TrackState.LOST or rest is None:
                 continue
+            if any(o.colour == tr.colour and o.state is TrackState.CONFIRMED and o.born_t is not None
+                   and o.born_t >= rest.last_seen_t and math.hypot(o.x - rest.x, o.y - rest.y) <= self.limit
+                   for o in tracks):
+                continue  # found again where it lay, under a new track: it was not struck
             unseen = play.hand_t < tr.last_seen_t - HAND_BEFORE_S  # no hand that may have lifted it
             found = [o for o in moving if o.born_t is not None and o.born_t > tr.last_seen_t] if unseen else []
             away = [o for o in rolling + found if o.colour == tr.colour and o.id not in self._rest
