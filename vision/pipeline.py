@@ -434,9 +434,9 @@ class VisionPipeline:
         place = dict(self.profile.places).get(self._struck_from) if self._struck_from is not None else None
         if place is None or self._mapper is None:
             return ()
-        u, v, _ = self._mapper.ball_discs_px(np.array([[(place.x_min + place.x_max) / 2,
-                                                        (place.y_min + place.y_max) / 2]], float))[0]
-        return ((u, v),)
+        (u, v), = self._mapper.ball_centre_px(np.array([[(place.x_min + place.x_max) / 2,
+                                                          (place.y_min + place.y_max) / 2]], float))
+        return ((float(u), float(v)),)
 
     def _learn_vacated(self, settle: Settle, image: np.ndarray) -> None:
         """At the first settle after a ball was struck from its starting place, that place is empty (a shot moves
