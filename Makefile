@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 OUT ?= out/demo
 
 MODEL_VENV := .venv-models
-POSE_MODEL := models/build/yolo11n-pose.onnx
+POSE_MODEL := models/build/yolo11n-pose-int8.onnx  # the referee's; build_pose.py writes it last, after the float one
 
 .PHONY: demo test env models clean browser
 

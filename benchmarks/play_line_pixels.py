@@ -43,8 +43,9 @@ def main() -> int:
     parser.add_argument("--modes", nargs="+", default=["fused", "keypoints", "pixels"],
                         choices=["fused", "keypoints", "pixels"])
     parser.add_argument("--json", type=Path, help="write every clip's outcome here")
+    parser.add_argument("--model", type=Path, default=MODEL, help=f"the pose model (default {MODEL.name})")
     args = parser.parse_args()
-    estimator = PoseEstimator(MODEL, PoseConfig().pose_threads, input_px=PoseConfig().pose_input_px)
+    estimator = PoseEstimator(args.model, PoseConfig().pose_threads, input_px=PoseConfig().pose_input_px)
     clips = reach_clips(args.clips, args.seed)
     dump: dict[str, list[dict]] = {}
     for mode in args.modes:

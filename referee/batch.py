@@ -83,7 +83,7 @@ def match_folder(out: Path, match_id: str) -> Path:
 
 
 def pose_model_for(match: MatchSpec) -> Path | None:
-    from vision.pose_watch import DEFAULT_POSE_MODEL
+    from vision.config import DEFAULT_POSE_MODEL
 
     return DEFAULT_POSE_MODEL if match.pose else None
 

@@ -70,7 +70,7 @@ from rules.games import GAMES, load_config, make_engine, table_config
 from rules.replay import AMENDMENTS, amend, read_log, replay, resolve_umpire_inputs
 from rules.result import build_result
 from rules.session import load_session
-from vision.config import PipelineConfig, split_config
+from vision.config import DEFAULT_POSE_MODEL, PipelineConfig, split_config
 from vision.games import GameVision, game_vision
 from vision.pipeline import (
     DetectorFactory,
@@ -92,7 +92,6 @@ if TYPE_CHECKING:
 
 POSE_OFF = "pose is off (--no-pose): Play Line fouls by the body are not watched"
 RECENT_DECISIONS = 20  # calls kept in `state()` for a scoreboard's ticker
-DEFAULT_POSE_MODEL = Path(__file__).resolve().parents[1] / "models" / "build" / "yolo11n-pose.onnx"
 
 Say = Callable[[float, str], None]  # a warning for the person running the referee (the CLI prints it)
 
@@ -115,7 +114,7 @@ class RunSpec:
     paced: bool = False  # play a video file at its own rate, refereed as a file is (every frame, pose joined by
     #                      time: the same calls as `referee run`); resumed from its record as a live run is
     pose: bool = True  # watch the players' bodies at a Play Line (games that have one)
-    pose_model: Path | None = None  # None: models/build/yolo11n-pose.onnx, built by `make models`
+    pose_model: Path | None = None  # None: models/build/yolo11n-pose-int8.onnx, built by `make models`
     tracks: bool = True  # write tracks.jsonl (for `referee eval` and the review video)
     annotate: bool = False  # after the run, write annotated.mp4 (needs a video file)
     start: str = "new"  # "new": --out must hold no run; "resume": continue the run in --out with the settings

@@ -43,7 +43,6 @@ import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Callable, Sequence
 
 import cv2
@@ -57,7 +56,6 @@ from vision.line_strip import LineStrip, StripReach
 from vision.play_line import HEAD_KEYPOINTS, PlayLineJudge
 from vision.pose import Person
 
-DEFAULT_POSE_MODEL = Path(__file__).resolve().parents[1] / "models" / "build" / "yolo11n-pose.onnx"
 GRID = (65, 37)  # pixels sampled to find the crop (every 20 px at 1280x720)
 TIME_TOLERANCE_S = 0.005  # timestamps jitter; an interval of two frames must not become three
 # Idle looks are skipped while the crop, shrunk to THUMB_WIDTH px wide, has under CHANGED_FRACTION of its pixels

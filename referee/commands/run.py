@@ -64,7 +64,7 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-pose", action="store_true",
                    help="Star Cluster Ball: no pose model; Play Line fouls by the body are then not watched")
     p.add_argument("--pose-model", type=Path, metavar="ONNX",
-                   help="pose model (default: models/build/yolo11n-pose.onnx, built by `make models`)")
+                   help="pose model (default: models/build/yolo11n-pose-int8.onnx, built by `make models`)")
     start = p.add_mutually_exclusive_group()
     start.add_argument("--resume", action="store_true",
                        help="continue the run in DIR (killed or stopped) with the settings it was started with: a "

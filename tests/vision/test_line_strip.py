@@ -17,10 +17,10 @@ from simulation.line_reach_eval import figures, referee_clip
 from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.trajectory import SimFrame
-from vision.config import LineStripSettings, PoseConfig
+from vision.config import DEFAULT_POSE_MODEL, LineStripSettings, PoseConfig
 from vision.line_strip import LineStrip
 from vision.pose import PoseEstimator
-from vision.pose_watch import DEFAULT_POSE_MODEL, PoseWatch
+from vision.pose_watch import PoseWatch
 
 SETTINGS = LineStripSettings()
 

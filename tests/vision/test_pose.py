@@ -19,6 +19,7 @@ from vision.pose import COCO_KEYPOINTS, Letterbox, PoseEstimator, letterbox, nms
 
 BUILD = Path(__file__).parents[2] / "models/build"
 MODEL = BUILD / "yolo11n-pose.onnx"
+INT8 = BUILD / "yolo11n-pose-int8.onnx"  # the referee's (vision.config.DEFAULT_POSE_MODEL)
 TOLERANCE_PX = 1.0
 
 
@@ -119,13 +120,15 @@ def test_the_runtime_never_imports_torch_or_ultralytics():
     assert out.stdout.strip() == "[]"
 
 
-def test_at_the_referees_smaller_input_the_same_people_are_found_with_the_same_skeletons(reference):
+@pytest.mark.parametrize("model", [MODEL, INT8], ids=["float", "int8"])
+def test_at_the_referees_smaller_input_the_same_people_are_found_with_the_same_skeletons(reference, model):
     """The referee letterboxes its crop to `pose.pose_input_px` (416), not to the 640 of the export. Against
     ultralytics' 640 predictions: every sure person found again, the box within 8 % of the person's height, the
-    sure keypoints within 4 % at the median (measured at 416: 6.2 % and 2.8 % at worst). Single keypoints move
-    more (up to 16 % of the height, an occluded ankle, at any size from 416 to 544), so what the calls need is
-    judged on the Play Line composites at this size (test_play_line)."""
-    small = PoseEstimator(MODEL, threads=2, input_px=PoseConfig().pose_input_px)
+    sure keypoints within 4 % at the median (measured at 416: 6.2 % and 2.8 % at worst; the model quantised to 8
+    bits, the referee's, 5.3 % and 3.3 %). Single keypoints move more (up to 16 % of the height, an occluded ankle,
+    at any size from 416 to 544), so what the calls need is judged on the Play Line composites at this size
+    (test_play_line; benchmarks/play_line_pixels.py --model)."""
+    small = PoseEstimator(model, threads=2, input_px=PoseConfig().pose_input_px)
     assert small.size == 416 and small.stride == 32
     for photo in ("bus.jpg", "zidane.jpg"):
         image = cv2.imread(str(BUILD / photo))
@@ -141,3 +144,13 @@ def test_at_the_referees_smaller_input_the_same_people_are_found_with_the_same_s
             ours = np.array([[k.x, k.y] for k in match.keypoints])
             sure = theirs[:, 2] >= 0.5
             assert np.median(np.linalg.norm(ours[sure] - theirs[sure, :2], axis=1)) <= 0.04 * height
+
+
+def test_the_quantised_model_is_calibrated_at_the_referees_input_size():
+    """models/build_pose.py calibrates the 8-bit model on images letterboxed as the runtime letterboxes them, at
+    the runtime's input size; it cannot import the referee's configuration (its environment is the model
+    build's), so it says the size itself, and it must be `pose.pose_input_px`'s default."""
+    build = (Path(__file__).parents[2] / "models/build_pose.py").read_text()
+    sizes = [int(line.split("=")[1].split("#")[0]) for line in build.splitlines()
+             if line.startswith("RUNTIME_INPUT_PX")]
+    assert sizes == [PoseConfig().pose_input_px]

@@ -16,10 +16,10 @@ from calibration.profile import load_profile
 from referee.cli import main
 from referee.session import RefereeSession, RunSpec
 from rules.events import BallSighting, Location, Place, PlayLineCrossing, ShotStarted, Snapshot, TableSettled
-from vision.config import PoseConfig, SourceConfig
+from vision.config import DEFAULT_POSE_MODEL, PoseConfig, SourceConfig
 from vision.play_line import PlayLineJudge
 from vision.pose import COCO_KEYPOINTS, Keypoint, Person, PoseEstimator
-from vision.pose_watch import DEFAULT_POSE_MODEL, PoseWatch, near_side_crop, shifted
+from vision.pose_watch import PoseWatch, near_side_crop, shifted
 from vision.sources import FileSource, open_source
 from vision.video_io import VideoWriter
 
