@@ -23,10 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from simulation.line_reach import reach_clips  # noqa: E402
 from simulation.line_reach_eval import ReachOutcome, figures, referee_clip  # noqa: E402
-from vision.config import LineStripSettings, PoseConfig  # noqa: E402
+from vision.config import DEFAULT_POSE_MODEL, LineStripSettings, PoseConfig  # noqa: E402
 from vision.pose import PoseEstimator  # noqa: E402
-
-MODEL = ROOT / "models" / "build" / "yolo11n-pose.onnx"
 
 
 def _row(label: str, outcomes: list[ReachOutcome]) -> str:
@@ -43,7 +41,8 @@ def main() -> int:
     parser.add_argument("--modes", nargs="+", default=["fused", "keypoints", "pixels"],
                         choices=["fused", "keypoints", "pixels"])
     parser.add_argument("--json", type=Path, help="write every clip's outcome here")
-    parser.add_argument("--model", type=Path, default=MODEL, help=f"the pose model (default {MODEL.name})")
+    parser.add_argument("--model", type=Path, default=DEFAULT_POSE_MODEL,
+                        help=f"the pose model (default the referee's, {DEFAULT_POSE_MODEL.name})")
     args = parser.parse_args()
     estimator = PoseEstimator(args.model, PoseConfig().pose_threads, input_px=PoseConfig().pose_input_px)
     clips = reach_clips(args.clips, args.seed)

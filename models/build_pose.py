@@ -40,7 +40,7 @@ from ultralytics.engine.predictor import BasePredictor  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the runtime's own letterbox, so calibration sees what it feeds
-from vision.pose import letterbox  # noqa: E402
+from vision.pose import DEFAULT_STRIDE, letterbox  # noqa: E402
 
 BUILD = ROOT / "models" / "build"
 INPUT_SIZE = 640
@@ -113,8 +113,8 @@ class _Calibration(CalibrationDataReader):
     """The network inputs the quantiser measures activation ranges on."""
 
     def __init__(self, images: list) -> None:
-        self._blobs = iter([cv2.dnn.blobFromImage(letterbox(image, RUNTIME_INPUT_PX, 32)[0], 1 / 255.0, swapRB=True)
-                            for image in images])
+        self._blobs = (cv2.dnn.blobFromImage(letterbox(image, RUNTIME_INPUT_PX, DEFAULT_STRIDE)[0], 1 / 255.0,
+                                             swapRB=True) for image in images)
 
     def get_next(self) -> dict | None:
         blob = next(self._blobs, None)

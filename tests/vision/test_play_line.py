@@ -24,7 +24,7 @@ from simulation.camera import make_camera
 from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.trajectory import SimFrame
-from vision.config import PlayLineSettings, PoseConfig
+from vision.config import DEFAULT_POSE_MODEL, PlayLineSettings, PoseConfig
 from vision.play_line import PlayLineJudge, body_parts
 from vision.pose import COCO_KEYPOINTS, Keypoint, Person, PoseEstimator
 
@@ -128,7 +128,7 @@ class Case:
 def _run_cases() -> list[Case]:
     profile = load_profile("starcluster")
     line_y = profile.play_line[0][1]
-    estimator = PoseEstimator(BUILD / "yolo11n-pose.onnx", threads=2, input_px=PoseConfig().pose_input_px)
+    estimator = PoseEstimator(DEFAULT_POSE_MODEL, threads=2, input_px=PoseConfig().pose_input_px)
     settings = PlayLineSettings()
     cuts = [_cutout(photo, label, centre) for photo, label, centre in PHOTOS]
     cases = []
