@@ -165,6 +165,8 @@ class ColourDetectorConfig:
     max_streak_radii: float = 9.0  # a blob too small to split, longer than this many radii, is a line, not a ball
     unknown_score: float = 0.25  # score cap of a ball whose colour matches no player
     refine: bool = True  # re-centre each ball on full-resolution pixels
+    refine_radius_px: float = 8.0  # ... its mask closed on blocks of 2x2 px, 4x4, ..., while the radius stays this
+    #                                many blocks or more (the closing costs as r^4; 0 = on every pixel)
     one_ball_radius: float = 1.4  # a blob inside a circle this many ball radii wide is one ball, however full
     split_area: float = 1.6  # ... a larger one, over this many expected ball areas, is split into touching balls
     split_share: float = 0.5  # ... one ball per disc of the ball's radius covering this share of a ball's pixels
@@ -187,10 +189,10 @@ class ColourDetectorConfig:
     def __post_init__(self) -> None:
         if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or not 0 < self.split_share <= 1 \
                 or not 0 <= self.keep_split_share <= 1 or self.split_look_delta <= 0 or self.max_depth_radii <= 0 \
-                or not 0 <= self.apart_diameters < 1:
+                or not 0 <= self.apart_diameters < 1 or 0 < self.refine_radius_px < 2:
             raise ConfigError("pipeline config: 'detector' needs analysis_radius_px >= 2, 0 < min_area < 1, "
                               "0 < split_share <= 1, 0 <= keep_split_share <= 1, split_look_delta > 0, "
-                              "max_depth_radii > 0, 0 <= apart_diameters < 1")
+                              "max_depth_radii > 0, 0 <= apart_diameters < 1, refine_radius_px 0 or >= 2")
         _check_numbers(self, "detector")
 
 

@@ -70,7 +70,11 @@ class HandWatch:
         r = max(ball_radius_px * self.scale, 1.0)
         self.min_area = config.hand_min_area_balls * np.pi * r * r
         self.roll_area = ROLL_MIN_BALLS * np.pi * r * r
-        self.cut = self._cut(width, height)
+        k = round(1 / self.scale)
+        # the whole factor the frame shrinks by (1280 -> 320: 4), None when it shrinks by none
+        self.factor = k if abs(k * self.scale - 1) <= 1e-9 and width == k * size[0] and height == k * size[1] \
+            else None
+        self.cut = self._cut()
         x0, y0, x1, y1 = self.cut
         self.mask, self.watch = self.mask[y0:y1, x0:x1].copy(), self.watch[y0:y1, x0:x1].copy()
         self._background: np.ndarray | None = None
@@ -83,14 +87,13 @@ class HandWatch:
         self.foreground = np.zeros((y1 - y0, x1 - x0), np.uint8)  # 1 = inside a large changed blob (within `cut`)
         self._moved_foreground = self.foreground  # `foreground` when it last moved
 
-    def _cut(self, width: int, height: int) -> tuple[int, int, int, int]:
+    def _cut(self) -> tuple[int, int, int, int]:
         """The part of the shrunk frame worth shrinking (x0, y0, x1, y1): the watched area and a margin of 4 px
         (the blur reaches 2, the opening 1), so every watched pixel is the same as in the whole shrunk frame.
         Only when the frame shrinks by a whole factor (1280 -> 320): then a shrunk pixel is the mean of its own
         block, wherever the cut starts. Otherwise the whole frame."""
         whole = (0, 0, self.size[0], self.size[1])
-        k = round(1 / self.scale)
-        if abs(k * self.scale - 1) > 1e-9 or width != k * self.size[0] or height != k * self.size[1]:
+        if self.factor is None:
             return whole
         rows, cols = np.flatnonzero(self.watch.any(axis=1)), np.flatnonzero(self.watch.any(axis=0))
         if not len(rows):
@@ -114,11 +117,11 @@ class HandWatch:
         `hand_still_ms`: one that has stood still that long (a player waiting at the Play Line, whose head the
         camera sees over the table) touches nothing, and is learnt into the background like the table."""
         x0, y0, x1, y1 = self.cut
-        if (x1 - x0, y1 - y0) == self.size:
+        k = self.factor
+        if k is None:
             shrunk = cv2.resize(image, self.size, interpolation=cv2.INTER_AREA)
         else:
-            k = round(1 / self.scale)
-            shrunk = cv2.resize(image[y0 * k:y1 * k, x0 * k:x1 * k], (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA)
+            shrunk = _block_means(image[y0 * k:y1 * k, x0 * k:x1 * k], k)
         small = cv2.GaussianBlur(shrunk, (5, 5), 0)
         small = small.astype(np.float32)
         if self._background is None or self._last is None:
@@ -182,6 +185,19 @@ class HandWatch:
     def _largest(binary: np.ndarray) -> int:
         count, comp = cv2.connectedComponents(binary, connectivity=8, ltype=cv2.CV_32S)
         return int(_areas(comp, binary, count)[1:].max()) if count > 1 else 0
+
+
+def _block_means(image: np.ndarray, k: int) -> np.ndarray:
+    """The means of `image`'s k x k blocks (its sides multiples of k): halved while k is even, then the rest at once.
+    OpenCV shrinks by 2 about five times faster than by 4 (1280x720 BGR: 0.17 ms for two halvings, 0.92 ms for one
+    4x step, which was 12 % of a Star Cluster run); each step rounds to whole levels, so a pixel lies within half a
+    level a step of its block's mean (by 4: within one level)."""
+    while k % 2 == 0 and k > 1:
+        image = cv2.resize(image, (image.shape[1] // 2, image.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        k //= 2
+    if k > 1:
+        image = cv2.resize(image, (image.shape[1] // k, image.shape[0] // k), interpolation=cv2.INTER_AREA)
+    return image
 
 
 def _areas(comp: np.ndarray, binary: np.ndarray, count: int) -> np.ndarray:

@@ -17,9 +17,11 @@ from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.starcluster import simulate_starcluster
 from simulation.trajectory import BallPose, HandPose, SimFrame
+from vision.config import ColourDetectorConfig, ConfigError, PipelineConfig
 from vision.detect import DETECTORS, make_detector
 from vision.games import game_vision
-from vision.detect.colour import SAME_CENTRE_PX, ColourDetector, _components
+from vision.detect.colour import SAME_CENTRE_PX, ColourDetector, _closed, _components
+from vision.detect.colour_model import BgrLabels
 from vision.mapping import BoardMapper
 
 SEATS = {"red": 0, "blue": 2}
@@ -166,12 +168,33 @@ def test_a_glass_ball_on_a_dark_gutter_is_one_ball():
 
 
 def test_the_24_bit_lookup_classifies_every_pixel_as_the_colour_model(pirate):
-    """The detector labels a frame through one lookup a pixel (`bgr_label_table`): the same labels as the
+    """The detector labels a frame through one lookup a pixel (`BgrLabels`): the same labels as the
     colour model's Lab conversion, quantisation and lightness gate, on a whole rendered frame."""
     _, match, renderer, _, detector = pirate
     image, _ = renderer.render(match.frames[len(match.frames) // 2])
     assert np.array_equal(detector._classify(image), detector.model.classify(image))
     assert np.array_equal(detector._classify(image[100:300, 200:700]), detector.model.classify(image[100:300, 200:700]))
+
+
+def test_the_lookup_is_filled_by_the_blocks_of_colours_frames_show(pirate):
+    """`BgrLabels` fills its table a block of 16 x 16 x 16 colours at a time, as frames show them: a rendered
+    table shows a few of the 4096 blocks; colours never seen before are labelled as the model labels them when
+    they come; and filled whole, the table is the model's label for each of the 2**24 colours."""
+    _, match, renderer, _, detector = pirate
+    table = BgrLabels(detector.model)
+    packed = (lambda bgr: cv2.cvtColor(bgr, cv2.COLOR_BGR2BGRA).view(np.uint32)[..., 0] & 0xFFFFFF)
+    image, _ = renderer.render(match.frames[0])
+    assert np.array_equal(table(packed(image)), detector.model.classify(image))
+    shown = int(table.filled.sum())
+    assert 0 < shown < 4096 / 4
+    assert np.count_nonzero(table.table != BgrLabels.PENDING) == shown * 4096  # whole blocks, and only those
+    noise = np.random.default_rng(7).integers(0, 256, (120, 160, 3), dtype=np.uint8)
+    assert np.array_equal(table(packed(noise)), detector.model.classify(noise))
+    assert table.filled.sum() > shown
+    table(np.arange(1 << 24, dtype=np.uint32).reshape(4096, 4096))
+    every = np.arange(1 << 24, dtype=np.uint32)
+    bgr = np.stack([every & 255, (every >> 8) & 255, every >> 16], axis=-1).astype(np.uint8)[None]
+    assert table.filled.all() and np.array_equal(table.table, detector.model.classify(bgr)[0])
 
 
 def test_the_blob_statistics_are_opencvs(pirate):
@@ -417,3 +440,56 @@ def test_flat_paint_of_a_players_colour_is_not_a_ball(pirate, shape):
     assert on_patch(found) == []
     tp, wrong, _, _ = _match(truth, found)
     assert wrong == 0 and tp == sum(1 for b in truth.balls if b.visible)
+
+
+def test_big_lone_balls_are_recentred_as_well_with_the_closing_on_pooled_blocks(pirate):
+    """Balls 16-23 px in radius are re-centred with their colour mask closed on 2 x 2 blocks (`refine_radius_px` 8):
+    they lie as close to their true centres as with the closing on every full-resolution pixel, and the pooling is
+    taken (the centres differ)."""
+    profile, match, renderer, mapper, _ = pirate
+    first, _ = renderer.render(match.frames[0])
+    samples = game_vision(profile.game).colour_samples(profile, SEATS)
+    pooled, full = (make_detector("color", first, mapper, ["red", "blue"], samples,
+                                  PipelineConfig(detector=ColourDetectorConfig(refine_radius_px=least)))
+                    for least in (8.0, 0.0))
+    settled = [f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls)]
+    errors: dict[str, list[float]] = {"pooled": [], "full": []}
+    differ = 0
+    for frame in settled[:: max(1, len(settled) // 4)]:
+        image, truth = renderer.render(frame)
+        pooled.forget()  # each frame measured afresh by both
+        full.forget()
+        a, b = pooled.detect(image), full.detect(image)
+        differ += sum(1 for d in a if d not in b)
+        for name, found in (("pooled", a), ("full", b)):
+            tp, wrong, errs, _ = _match(truth, found)
+            assert wrong == 0
+            errors[name] += errs
+    assert differ > 0
+    assert len(errors["pooled"]) == len(errors["full"])
+    assert np.median(errors["pooled"]) <= np.median(errors["full"]) + 0.25, errors
+    assert np.percentile(errors["pooled"], 95) <= np.percentile(errors["full"], 95) + 0.5, errors
+
+
+def test_a_refine_radius_under_two_pixels_is_refused():
+    with pytest.raises(ConfigError, match="refine_radius_px"):
+        ColourDetectorConfig(refine_radius_px=1.0)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_the_closing_on_pooled_blocks_fills_a_shaded_side_as_the_closing_on_pixels_does(k):
+    """A disc lit on one side (every pixel its colour) and shaded on the other (one pixel in five, at random):
+    closed on k x k blocks, its centroid is back within half a pixel of the disc's centre, as closed pixel by pixel;
+    the speckles alone pull it 5 px and more to the lit side. What the closing adds never drops a pixel."""
+    r, size = 40.0, 97
+    yy, xx = np.mgrid[:size, :size]
+    centre = (48.3, 47.6)
+    disc = (xx - centre[0]) ** 2 + (yy - centre[1]) ** 2 <= r * r
+    lit = xx < centre[0]
+    speckles = np.random.default_rng(3).random((size, size)) < 0.2
+    hit = disc & (lit | speckles)
+    kernel = int(round(r / k)) | 1
+    closed = _closed(hit, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (kernel, kernel)), k) & disc
+    assert (closed >= hit).all()
+    assert abs(xx[hit].mean() - centre[0]) > 5
+    assert np.hypot(xx[closed].mean() - centre[0], yy[closed].mean() - centre[1]) < 0.5

@@ -12,7 +12,7 @@ from simulation.realism import Realism
 from simulation.starcluster import StarClusterSimOptions, simulate_starcluster
 from simulation.render import Renderer
 from vision.config import HandConfig, SettleConfig
-from vision.settle import HandWatch, SettleWatch
+from vision.settle import HandWatch, SettleWatch, _block_means
 from rules.events import Location, Place
 from vision.types import BoardBall, Detection, Track, TrackState
 from calibration.geometry import Rect
@@ -149,7 +149,7 @@ def test_hand_watch_shrinks_only_the_watched_part_and_sees_the_same(hand_frames,
     watch = HandWatch(HandConfig(), polygon, size, radius)
     x0, y0, x1, y1 = watch.cut
     assert (x1 - x0) * (y1 - y0) < 0.9 * watch.size[0] * watch.size[1]
-    monkeypatch.setattr(HandWatch, "_cut", lambda self, w, h: (0, 0, self.size[0], self.size[1]))
+    monkeypatch.setattr(HandWatch, "_cut", lambda self: (0, 0, self.size[0], self.size[1]))
     whole = HandWatch(HandConfig(), polygon, size, radius)
     hands = 0
     for image, truth, t in frames:
@@ -475,3 +475,22 @@ def test_a_shot_that_started_unseen_is_read_once_the_table_is_quiet():
         assert watch.update(0.6, (track(vx=80, at_rest=False),), False) is None
         settle = watch.update(1.1, (track(),), False)
         assert (settle is not None) == expected
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 8])
+def test_the_hand_watch_shrinks_a_frame_to_its_block_means(k):
+    """`_block_means` halves while it can (OpenCV halves about five times faster than it shrinks by 4): each shrunk
+    pixel is its k x k block's mean within half a level for each rounding (each halving rounds, and the last step),
+    and most are the rounded mean itself."""
+    profile = load_profile("starcluster")
+    match = simulate_starcluster(profile, 1, "chain_grand_slam", StarClusterSimOptions())
+    camera = make_camera(profile, "behind_play_line", 1280, 720)
+    image, _ = Renderer(profile, camera, Realism.moderate(), match.fps, match.seed).render(match.frames[0])
+    h, w = image.shape[0] // k * k, image.shape[1] // k * k
+    shrunk = _block_means(image[:h, :w], k)
+    means = image[:h, :w].reshape(h // k, k, w // k, k, 3).mean(axis=(1, 3))
+    assert shrunk.shape == means.shape and shrunk.dtype == np.uint8
+    off = np.abs(shrunk - means)
+    roundings = 1 + {2: 0, 3: 0, 4: 1, 8: 2}[k]  # the halvings before the last step, and the last
+    assert off.max() <= 0.5 * roundings
+    assert np.mean(np.abs(shrunk - np.round(means)) == 0) > 0.6

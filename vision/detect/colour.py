@@ -4,7 +4,7 @@ Per frame: crop to the table's bounding box, shrink so the smallest ball is
 about `analysis_radius_px` across (the classification cost scales with the
 pixels), cut to the bounding box of the table mask and the caller's mask, label
 every pixel through a 24-bit BGR lookup table made from the colour model's
-(`bgr_label_table`: the same labels, one lookup a pixel), keep the table mask,
+(`BgrLabels`: the same labels, one lookup a pixel), keep the table mask,
 then per colour take connected components within the box of its pixels. The expected ball
 radius at each pixel comes from the calibration (the apparent size of a ball
 resting there), so a blob is accepted if its area is at least `min_area` of a
@@ -55,7 +55,7 @@ from vision.detect.colour_model import (
     SHADE_DISC,
     UNKNOWN,
     ColourModel,
-    bgr_label_table,
+    BgrLabels,
     check_separation,
     colour_lab,
     disc_mask,
@@ -173,7 +173,7 @@ class ColourDetector:
         cv2.fillConvexPoly(mask, np.round(local * 16).astype(np.int32), 255, cv2.LINE_8, 4)
         self.table_mask = mask
         # every 24-bit BGR colour -> its label, the lightness gate included: one lookup a pixel per frame
-        self._bgr_labels = bgr_label_table(model)
+        self._bgr_labels = BgrLabels(model)
         self._labels = [*range(1, len(model.players) + 1), UNKNOWN]
         self._views: list[_View] = []  # by the caller's mask, the latest last: see `_view`
         self._closings: dict[int, np.ndarray] = {}
@@ -519,7 +519,7 @@ class ColourDetector:
         """Labels of a BGR uint8 image through the 24-bit lookup table (the same as `ColourModel.classify`)."""
         packed = cv2.cvtColor(bgr, cv2.COLOR_BGR2BGRA).view(np.uint32)[..., 0]
         packed &= 0xFFFFFF
-        return np.take(self._bgr_labels, packed)
+        return self._bgr_labels(packed)
 
     def _view(self, mask: np.ndarray | None) -> _View:
         """The view of `mask` (uint8, full frame; None: the whole box): the one kept for an equal mask (the
@@ -733,12 +733,17 @@ class ColourDetector:
 
         The colour mask is closed with a disc one radius wide first: a ball's shaded side classifies only
         in speckles (less so where paint of its colour lies near, which counts as background), and
-        without closing the centroid is pulled to the lit side (measured: 6 px on 23 px balls).
+        without closing the centroid is pulled to the lit side (measured: 6 px on 23 px balls). The closing's
+        cost grows as the radius to the fourth (16 % of a four-player board's run at 16-23 px), so the mask is
+        pooled into k x k blocks (a block holding a hit is set), k the largest power of two that leaves the radius
+        `refine_radius_px` blocks or more, and closed there (a ball's rim moves out by less than a block, all round).
         """
         if self.scale >= 1.0:
             return u, v
         h, w = image.shape[:2]
-        size = max(3, int(round(r)) | 1)
+        least = self.config.refine_radius_px
+        k = 2 ** max(0, int(np.floor(np.log2(r / least)))) if least > 0 else 1
+        size = max(3, int(round(r / k)) | 1)
         closing = self._closings.get(size)
         if closing is None:
             closing = self._closings[size] = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
@@ -755,11 +760,23 @@ class ColourDetector:
             hit = (labels == label) & near
             if np.count_nonzero(hit) < 0.2 * np.pi * r * r * 0.3:
                 return u, v
-            hit = cv2.morphologyEx(hit.view(np.uint8), cv2.MORPH_CLOSE, closing).view(bool) & near
+            hit = _closed(hit, closing, k) & near
             # the mean pixel position of the hits: sums of whole numbers, exact, as `xs[hit].mean()` gave it
             m = cv2.moments(hit.view(np.uint8), binaryImage=True)
             u, v = (m["m10"] + x0 * m["m00"]) / m["m00"], (m["m01"] + y0 * m["m00"]) / m["m00"]
         return u, v
+
+
+def _closed(hit: np.ndarray, disc: np.ndarray, k: int) -> np.ndarray:
+    """`hit` closed with `disc` (bool); with `k` > 1, on `hit` pooled into k x k blocks (a block holding a hit is set,
+    `disc` sized for those): every pixel of a block the closing sets is set."""
+    if k == 1:
+        return cv2.morphologyEx(hit.view(np.uint8), cv2.MORPH_CLOSE, disc).view(bool)
+    h, w = hit.shape
+    pooled = np.ascontiguousarray(cv2.dilate(hit.view(np.uint8), np.ones((k, k), np.uint8), anchor=(0, 0))[::k, ::k])
+    closed = cv2.morphologyEx(pooled, cv2.MORPH_CLOSE, disc)
+    return cv2.resize(closed, (closed.shape[1] * k, closed.shape[0] * k), interpolation=cv2.INTER_NEAREST)[:h, :w] \
+        .view(bool)
 
 
 def _grown(rect: Rect, margin_mm: float) -> Rect:
