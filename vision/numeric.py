@@ -1,10 +1,12 @@
-"""Small numeric helpers for the per-frame loop, exact to numpy's bits without numpy's per-call cost."""
+"""Small numeric helpers for the per-frame loop, exact to numpy's bits without numpy's per-call cost, and the
+fast way to shrink a frame by a whole factor."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
+import cv2
 import numpy as np
 
 
@@ -43,3 +45,16 @@ def percentile_sorted(ordered: np.ndarray, q: float) -> float:
     t = index - lo
     a, b = float(ordered[lo]), float(ordered[hi])
     return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t
+
+
+def block_means(image: np.ndarray, k: int) -> np.ndarray:
+    """The means of `image`'s k x k blocks (its sides multiples of k): halved while k is even, then the rest at once.
+    OpenCV shrinks by 2 about five times faster than by 4 (1280x720 BGR: 0.17 ms for two halvings, 0.92 ms for one
+    4x step; the hand watch's one step was 12 % of a Star Cluster run); each step rounds to whole levels, so a pixel
+    lies within half a level a step of its block's mean (by 4: within one level)."""
+    while k % 2 == 0 and k > 1:
+        image = cv2.resize(image, (image.shape[1] // 2, image.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        k //= 2
+    if k > 1:
+        image = cv2.resize(image, (image.shape[1] // k, image.shape[0] // k), interpolation=cv2.INTER_AREA)
+    return image

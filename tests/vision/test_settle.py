@@ -12,7 +12,8 @@ from simulation.realism import Realism
 from simulation.starcluster import StarClusterSimOptions, simulate_starcluster
 from simulation.render import Renderer
 from vision.config import HandConfig, SettleConfig
-from vision.settle import HandWatch, SettleWatch, _block_means
+from vision.numeric import block_means
+from vision.settle import HandWatch, SettleWatch
 from rules.events import Location, Place
 from vision.types import BoardBall, Detection, Track, TrackState
 from calibration.geometry import Rect
@@ -479,7 +480,7 @@ def test_a_shot_that_started_unseen_is_read_once_the_table_is_quiet():
 
 @pytest.mark.parametrize("k", [2, 3, 4, 8])
 def test_the_hand_watch_shrinks_a_frame_to_its_block_means(k):
-    """`_block_means` halves while it can (OpenCV halves about five times faster than it shrinks by 4): each shrunk
+    """`block_means` halves while it can (OpenCV halves about five times faster than it shrinks by 4): each shrunk
     pixel is its k x k block's mean within half a level for each rounding (each halving rounds, and the last step),
     and most are the rounded mean itself."""
     profile = load_profile("starcluster")
@@ -487,7 +488,7 @@ def test_the_hand_watch_shrinks_a_frame_to_its_block_means(k):
     camera = make_camera(profile, "behind_play_line", 1280, 720)
     image, _ = Renderer(profile, camera, Realism.moderate(), match.fps, match.seed).render(match.frames[0])
     h, w = image.shape[0] // k * k, image.shape[1] // k * k
-    shrunk = _block_means(image[:h, :w], k)
+    shrunk = block_means(image[:h, :w], k)
     means = image[:h, :w].reshape(h // k, k, w // k, k, 3).mean(axis=(1, 3))
     assert shrunk.shape == means.shape and shrunk.dtype == np.uint8
     off = np.abs(shrunk - means)

@@ -66,7 +66,7 @@ from vision.detect.colour_model import (
 )
 from vision.games import game_vision
 from vision.mapping import BoardMapper
-from vision.numeric import percentile_sorted
+from vision.numeric import block_means, percentile_sorted
 from vision.types import Detection
 
 TABLE_MARGIN_MM = 40.0  # look this far beyond the table edge (balls leaving it, gutters)
@@ -508,9 +508,7 @@ class ColourDetector:
         """The frame's detection box at the analysis scale: halved (block averages) while 2x or more is left, then
         bilinear."""
         bx0, by0, bx1, by1 = self.box
-        box = image[by0:by1, bx0:bx1]
-        for _ in range(self._halvings):
-            box = cv2.resize(box, (box.shape[1] // 2, box.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        box = block_means(image[by0:by1, bx0:bx1], 2 ** self._halvings)
         if (box.shape[1], box.shape[0]) != self.size:
             box = cv2.resize(box, self.size, interpolation=cv2.INTER_LINEAR)
         return box

@@ -405,6 +405,7 @@ class BgrLabels:
 
     PENDING = 254  # a colour of a block not yet filled (no label: players are numbered from 1, UNKNOWN is 255)
     BLOCK_SHIFT = 4
+    FILL_BLOCKS = 32  # blocks classified at once: the conversion's temporaries stay a few MB (742 at once: +48 MB peak)
 
     def __init__(self, model: ColourModel) -> None:
         if len(model.players) >= self.PENDING:
@@ -421,8 +422,6 @@ class BgrLabels:
             self._fill(np.unique(_block(packed[pending])))
             labels = np.take(self.table, packed)
         return labels
-
-    FILL_BLOCKS = 32  # blocks classified at once: the conversion's temporaries stay a few MB (742 at once: +48 MB peak)
 
     def _fill(self, blocks: np.ndarray) -> None:
         blocks = blocks[~self.filled[blocks]]
