@@ -185,14 +185,17 @@ class ColourDetectorConfig:
     #                           less the ring round it) by less than this is the table: a look-alike (0 = off)
     apart_diameters: float = 0.6  # on a table where balls do not stack, two players' balls whose board points lie
     #                                closer than this many diameters are one ball and a fragment of it (0 = off)
+    still_level: float = 5.0  # a blob away from balls not yet at rest whose picture changed by less than this since
+    #                           it was measured (8-bit, mean per channel over its box) keeps that measurement (0 = off)
 
     def __post_init__(self) -> None:
         if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or not 0 < self.split_share <= 1 \
                 or not 0 <= self.keep_split_share <= 1 or self.split_look_delta <= 0 or self.max_depth_radii <= 0 \
-                or not 0 <= self.apart_diameters < 1 or 0 < self.refine_radius_px < 2:
+                or not 0 <= self.apart_diameters < 1 or 0 < self.refine_radius_px < 2 or self.still_level < 0:
             raise ConfigError("pipeline config: 'detector' needs analysis_radius_px >= 2, 0 < min_area < 1, "
                               "0 < split_share <= 1, 0 <= keep_split_share <= 1, split_look_delta > 0, "
-                              "max_depth_radii > 0, 0 <= apart_diameters < 1, refine_radius_px 0 or >= 2")
+                              "max_depth_radii > 0, 0 <= apart_diameters < 1, refine_radius_px 0 or >= 2, "
+                              "still_level >= 0")
         _check_numbers(self, "detector")
 
 

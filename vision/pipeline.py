@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Union
+from typing import Callable, Sequence, Union
 
 import cv2
 import numpy as np
@@ -225,6 +225,8 @@ class VisionPipeline:
         balls = [b for b in self._map_steadied(detections) if not on_play_line_stripe(self._mapper, b)]
         start = self.times.add("map", start)
         update = self.tracker.update(frame.t, balls)
+        if isinstance(self.detector, ColourDetector):  # blobs round balls not yet at rest: by their centroid alone
+            self.detector.unsettled_near = self._unsettled_px(update.tracks)
         self._note_sightings(frame, update.tracks, self._shooter or to_play)
         tracked = tracked_frame(frame.t, update.tracks, balls, self._mapper.ball_centre_px) if self.record_tracks \
             else None
@@ -426,6 +428,13 @@ class VisionPipeline:
                                   self._unexplained if self.game.shot_brings_ball else None)
         self._unexplained = reading.unexplained
         return reading.snapshot
+
+    def _unsettled_px(self, tracks: Sequence[Track]) -> tuple[tuple[float, float], ...]:
+        """Where the balls not yet at rest show in the image (`ColourDetector.unsettled_near`)."""
+        moving = np.array([(t.x, t.y) for t in tracks if not t.at_rest], float).reshape(-1, 2)
+        if not len(moving) or self._mapper is None:
+            return ()
+        return tuple((float(u), float(v)) for u, v in self._mapper.ball_centre_px(moving))
 
     def _struck_px(self) -> tuple[tuple[float, float], ...]:
         """Where the open shot's ball lay before it was struck, as a ball there shows in the image: a split of touching

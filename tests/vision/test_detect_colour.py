@@ -20,7 +20,7 @@ from simulation.trajectory import BallPose, HandPose, SimFrame
 from vision.config import ColourDetectorConfig, ConfigError, PipelineConfig
 from vision.detect import DETECTORS, make_detector
 from vision.games import game_vision
-from vision.detect.colour import SAME_CENTRE_PX, ColourDetector, _closed, _components
+from vision.detect.colour import SAME_CENTRE_PX, STILL_CALLS, ColourDetector, _closed, _components
 from vision.detect.colour_model import BgrLabels
 from vision.mapping import BoardMapper
 
@@ -315,6 +315,72 @@ def test_a_blob_whose_pixels_did_not_change_keeps_its_measurement(pirate):
     assert detector.reused == reused and detector.measured > measured
 
 
+def _still_frame(pirate):
+    """A rendered Piratenbillard frame with four balls or more at rest and no hand, and the same frame with fresh
+    video noise (sigma 4 levels): the colour's edge flickers and moves centroids; the picture stays the same."""
+    _, match, renderer, _, _ = pirate
+    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls)
+                 and sum(b.on_table for b in f.balls) >= 4)
+    image, _ = renderer.render(still)
+    noise = np.random.default_rng(7).normal(0.0, 4.0, image.shape)
+    return image, np.clip(image + noise, 0, 255).astype(np.uint8)
+
+
+def _copy(detector, still_level):
+    h, w = detector.mapper.calibration.image_size[::-1]
+    return ColourDetector(detector.model, detector.mapper, (w, h), replace(detector.config, still_level=still_level),
+                          detector.hop_mm)
+
+
+def test_a_still_blob_whose_centroid_wandered_keeps_its_measurement_while_its_picture_is_the_same(pirate):
+    """Video noise moves a still ball's centroid by more than `SAME_CENTRE_PX` (the centroid test alone measures
+    it again); its picture is the same, so it keeps its measurement, at the same place. Round a ball not yet at
+    rest (`unsettled_near`) the centroid alone judges. A ball moved by a pixel of the analysis image is measured
+    afresh, its centroid within the picture test's reach."""
+    image, noisy = _still_frame(pirate)
+    by_centroid, by_picture = _copy(pirate[4], 0.0), _copy(pirate[4], 5.0)
+    for detector in (by_centroid, by_picture):
+        first = detector.detect(image)
+        assert len(first) >= 4 and detector.reused == 0
+    blobs = by_picture.measured
+    wandered = by_centroid.detect(noisy)
+    assert by_centroid.measured > blobs  # the noise sent blobs to be measured again
+    kept = by_picture.detect(noisy)
+    assert by_picture.measured == blobs and by_picture.reused == blobs
+    # the same balls: those kept by their centroid followed it, those kept by their picture lie where they were
+    reach = SAME_CENTRE_PX / by_picture.scale + 1e-9
+    assert len(kept) == len(first) == len(wandered)
+    assert all(any(f.colour == d.colour and f.score == d.score and np.hypot(f.u - d.u, f.v - d.v) <= reach
+                   for f in first) for d in kept)
+    assert any(d in first for d in kept)
+
+    unsettled = _copy(pirate[4], 5.0)
+    unsettled.detect(image)
+    unsettled.unsettled_near = [(d.u, d.v) for d in first]
+    unsettled.detect(noisy)
+    assert unsettled.measured == by_centroid.measured  # judged by the centroid alone, as without the picture test
+
+    moved = np.roll(image, int(round(1 / by_picture.scale)), axis=1)  # a pixel of the analysis image
+    measured = by_picture.measured
+    by_picture.detect(moved)
+    assert by_picture.measured - measured == blobs
+
+
+def test_a_measurement_kept_by_its_picture_is_renewed_after_still_calls(pirate):
+    """A blob kept by its picture alone is measured afresh once its measurement is `STILL_CALLS` calls old: the
+    place of a ball at rest is measured now and then."""
+    image, noisy = _still_frame(pirate)
+    detector = _copy(pirate[4], 5.0)
+    detector.detect(image)
+    blobs = detector.measured
+    counts = []
+    for _ in range(STILL_CALLS + 1):
+        detector.detect(noisy)
+        counts.append(detector.measured)
+    assert counts[STILL_CALLS - 2] == blobs  # kept while the measurement is younger than STILL_CALLS calls
+    assert counts[-1] > blobs  # then renewed where the centroid test does not keep it
+
+
 def test_camera_shake_taken_out_by_the_steadying_transform_keeps_still_blobs(pirate):
     """The whole picture moved (camera shake), with `steady` saying by how much: most still blobs keep their
     measurement, moved on by the shake (a blob resampled by the shrink may come out a pixel different and is
@@ -474,6 +540,11 @@ def test_big_lone_balls_are_recentred_as_well_with_the_closing_on_pooled_blocks(
 def test_a_refine_radius_under_two_pixels_is_refused():
     with pytest.raises(ConfigError, match="refine_radius_px"):
         ColourDetectorConfig(refine_radius_px=1.0)
+
+
+def test_a_negative_still_level_is_refused():
+    with pytest.raises(ConfigError, match="still_level"):
+        ColourDetectorConfig(still_level=-1.0)
 
 
 @pytest.mark.parametrize("k", [1, 2, 4])

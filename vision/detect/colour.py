@@ -28,6 +28,13 @@ was measured on, so a blob is measured afresh once its centroid has moved
 `SAME_CENTRE_PX` from there. The frame is shrunk by halving (block
 averages, exact and fast) and a bilinear last step of less than 2x.
 
+A blob whose centroid moved further keeps its measurement all the same while its picture is the same: a
+measured blob of one ball lies near (`STILL_CENTRE_PX`), its box grown by `STILL_MARGIN` still holds this one's once the
+camera's shake since is undone, and the picture there changed by less than `still_level` (`_still`). A centroid
+wanders with the pixels at the colour's edge, which flicker with the video's noise: on the 4-player board it sent
+45 % of the blobs to be measured again, most of them lying still. Balls not yet at rest (`unsettled_near`, set by
+the pipeline) are judged by their centroid alone: a ball creeping to rest is measured as often as before.
+
 Touching balls that overlap in the image (a full row seen end on from a low camera) cover their blob about as
 well split one way as another, so a split found afresh on every frame changes its count and centres with the
 video's noise. A blob of `CHAIN` balls or more measured afresh keeps the balls a split found before (on the last
@@ -75,6 +82,11 @@ TABLE_MARGIN_MM = 40.0  # look this far beyond the table edge (balls leaving it,
 # 0.5 px a ball creeping along the Play Line looked still, and was settled early)
 SAME_CENTRE_PX = 0.25
 SAME_AREA = 0.1
+STILL_CENTRE_PX = 1.5  # a blob's picture is compared with that of one measured this close (analysis pixels) ...
+STILL_MARGIN = 3  # ... over its box grown by this many pixels, which must hold this blob's box (`_still`)
+STILL_CALLS = 30  # ... and measured at most this many calls (frames) before: a ball's place is measured afresh now
+#                   and then (kept longer, the localisation error on the Piratenbillard samples grew by 0.1 mm)
+UNSETTLED_RADII = 3.0  # a blob this many of its radii from a ball not yet at rest is judged by its centroid alone
 _FLOOR_SHIFT = 3  # the floor's colours (`learn_floor`) in steps of 8 per channel ...
 _FLOOR_BINS = 256 >> _FLOOR_SHIFT
 _CELL = 4  # analysis pixels: blobs measured before are looked up by the cell of their centroid
@@ -101,6 +113,9 @@ class _Measured:
     area: int
     balls: tuple[Detection, ...]
     split: _Split | None = None
+    picture: np.ndarray | None = None  # the analysis image round it then (`_picture`), from `picture_at` (box pixels)
+    picture_at: tuple[int, int] = (0, 0)
+    call: int = 0  # the detector's call that measured it
 
 
 @dataclass(frozen=True)
@@ -197,6 +212,9 @@ class ColourDetector:
         # image points (full-frame pixels) round which a split into touching balls is found afresh, not held: where
         # the open shot's ball was struck from (it left its space's paint there), set by the pipeline
         self.resplit_near: Sequence[tuple[float, float]] = ()
+        # image points (full-frame pixels) of the balls not yet at rest, set by the pipeline: blobs round them keep an
+        # earlier measurement only while their centroid stays put (`_same_blob`)
+        self.unsettled_near: Sequence[tuple[float, float]] = ()
         self.reused = 0  # blobs that kept an earlier measurement, and blobs measured: for the benchmark
         self.measured = 0
 
@@ -577,25 +595,29 @@ class ColourDetector:
             x, y, w, h = (int(v) for v in stats[k, :4])
             centre = (float(cx) + sx0, float(cy) + sy0)
             area = int(stats[k, cv2.CC_STAT_AREA])
-            earlier = _unchanged(before, label, (w, h), still, area)
-            if earlier is not None:
-                measured[(label, *_cell(earlier.steady))] = earlier
-                du, dv = (centre[0] - earlier.centre[0]) / self.scale, (centre[1] - earlier.centre[1]) / self.scale
-                found += [replace(ball, u=ball.u + du, v=ball.v + dv) for ball in earlier.balls]
+            same = self._same_blob(before, label, (x + sx0, y + sy0, w, h), centre, still, area, r, cut, origin)
+            if same is not None:
+                then, (du, dv) = same
+                measured[(label, *_cell(then.steady))] = then
+                found += [replace(ball, u=ball.u + du / self.scale, v=ball.v + dv / self.scale) for ball in then.balls]
                 self.reused += 1
                 continue
             self.measured += 1
             balls_before = len(found)
+            at = (x + sx0 - STILL_MARGIN, y + sy0 - STILL_MARGIN)
+            picture = _picture(cut, origin, at, (w + 2 * STILL_MARGIN, h + 2 * STILL_MARGIN)) \
+                if cfg.still_level > 0 else None
             sub = comp[y:y + h, x:x + w] == k
             index, _ = self.model.bin_index(small[y:y + h, x:x + w])
             posterior = float(self.model.posterior[index[sub]].mean())
             # a ball whose whole disc reads as its colour (on a dark gutter, say) covers 1/fill expected areas,
             # more than `split_area`: it is split only when the blob does not fit in one ball's circle
             several = n > cfg.split_area and not _one_disc(sub, r, cfg.one_ball_radius)
+            no_balls = _Measured(label, (w, h), centre, still, area, (), None, picture, at, self._calls)
             if several and _depth(sub) > cfg.max_depth_radii * r:
                 # thicker than a ball anywhere: a hand, a sleeve or a painted area, not balls (remembered as such,
                 # so a still one is not measured again)
-                measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area, ())
+                measured[(label, *_cell(still))] = no_balls
                 continue
             radii = self.radius[y + sy0:y + sy0 + h, x + sx0:x + sx0 + w]
             split = _split(sub, radii, r, fill, cfg.split_share, cfg.min_width_radii) if several \
@@ -604,7 +626,7 @@ class ColourDetector:
             if not split or most is not None and len(split) > most and max(c[2] for c in split[most:]) >= 1.0:
                 # no part of it is a ball (a painted line, a stripe of shading), or a whole ball more than a player
                 # has is left once their balls are taken out: a sleeve, a painted band
-                measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area, ())
+                measured[(label, *_cell(still))] = no_balls
                 continue
             # beyond a player's balls, what is left is fragments: a full starting row seen end on is one blob, and
             # the paint of its spaces round the balls and the rims of its near balls add up to most of a ball more
@@ -634,8 +656,28 @@ class ColourDetector:
                                      tuple(_look(cut, origin, c, r) for c in where), r)
             found += [ball for ball, _ in balls]
             measured[(label, *_cell(still))] = _Measured(label, (w, h), centre, still, area,
-                                                         tuple(found[balls_before:]), holding)
+                                                         tuple(found[balls_before:]), holding, picture, at,
+                                                         self._calls)
         return found
+
+    def _same_blob(self, before: dict[tuple[int, int, int], _Measured], label: int, box: tuple[int, int, int, int],
+                   centre: tuple[float, float], steady: tuple[float, float], area: int, r: float, cut: np.ndarray,
+                   origin: tuple[int, int]) -> tuple[_Measured, tuple[float, float]] | None:
+        """The blob measured before that this one (its box and centroid in analysis-box pixels, radius `r` there) is,
+        and how far its balls moved since (analysis pixels): by its centroid (`_unchanged`: as far as the centroid
+        moved, so a creeping ball is followed), else, away from the balls not yet at rest, by its picture (`_still`:
+        as far as the camera's shake moved the picture; the centroid's wander is the noise at its edge)."""
+        earlier = _unchanged(before, label, box[2:], steady, area)
+        if earlier is not None:
+            return earlier, (centre[0] - earlier.centre[0], centre[1] - earlier.centre[1])
+        if self.config.still_level <= 0:
+            return None
+        u, v = self._to_full(*centre)
+        reach = UNSETTLED_RADII * r / self.scale
+        if any(np.hypot(u - pu, v - pv) <= reach for pu, pv in self.unsettled_near):
+            return None
+        return _still(before, label, box, centre, steady, cut, origin, self.config.still_level,
+                      self._calls - STILL_CALLS)
 
     def _balls(self, image: np.ndarray, cut: np.ndarray, origin: tuple[int, int], label: int,
                seen: Sequence[tuple[float, float]], r: float, shift: tuple[float, float], posterior: float, n: float,
@@ -829,6 +871,48 @@ def _unchanged(before: dict[tuple[int, int, int], _Measured], label: int, size: 
                     and np.hypot(earlier.steady[0] - steady[0], earlier.steady[1] - steady[1]) <= SAME_CENTRE_PX:
                 return earlier
     return None
+
+
+def _still(before: dict[tuple[int, int, int], _Measured], label: int, box: tuple[int, int, int, int],
+           centre: tuple[float, float], steady: tuple[float, float], cut: np.ndarray, origin: tuple[int, int],
+           level: float, since: int) -> tuple[_Measured, tuple[float, float]] | None:
+    """The blob of this label measured before whose picture this one's is (see the module docstring): one ball (a
+    blob of touching balls keeps its split by `_holds`), whose steadied centroid lies within `STILL_CENTRE_PX` of
+    this one's, whose picture (its box grown by `STILL_MARGIN`)
+    holds this blob's box once the camera's shake since then is undone, and changed there by at most `level` (the
+    mean |change| per channel over its box grown by a pixel), measured at the detector's call `since` or later, and
+    how far the shake moved it since (analysis pixels); None when there is none."""
+    x, y, w, h = box
+    cx, cy = _cell(steady)
+    for dx in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            earlier = before.get((label, cx + dx, cy + dy))
+            if earlier is None or earlier.picture is None or earlier.call < since or len(earlier.balls) > 1 \
+                    or np.hypot(earlier.steady[0] - steady[0], earlier.steady[1] - steady[1]) > STILL_CENTRE_PX:
+                continue
+            # the shake since then: how far the steadying moves this centroid less how far it moved that one
+            shake = (centre[0] - steady[0] - earlier.centre[0] + earlier.steady[0],
+                     centre[1] - steady[1] - earlier.centre[1] + earlier.steady[1])
+            px, py = earlier.picture_at[0] + shake[0], earlier.picture_at[1] + shake[1]
+            ph, pw = earlier.picture.shape[:2]
+            if x < px or y < py or x + w > px + pw or y + h > py + ph:
+                continue  # it reaches beyond the picture
+            now = _picture(cut, origin, (px, py), (pw, ph))
+            core = 3 * (earlier.size[0] + 2) * (earlier.size[1] + 2)
+            if float(cv2.norm(now, earlier.picture, cv2.NORM_L1)) <= level * core:
+                return earlier, shake
+    return None
+
+
+def _picture(cut: np.ndarray, origin: tuple[int, int], at: tuple[float, float], size: tuple[int, int]) -> np.ndarray:
+    """The analysis image (`cut`, which starts at `origin` of the box) of `size` from `at` (box pixels, to a fraction
+    of one), float32, blurred over 3x3: undoing the shake resamples the picture, which blurs its sharp edges by about
+    as much (unblurred, a still ball's picture changed by 5-7 levels in a half-pixel shake, as a ball moved by
+    a fifth of a pixel does)."""
+    w, h = size
+    grown = cv2.getRectSubPix(cut, (w + 2, h + 2), (at[0] - origin[0] + (w - 1) / 2, at[1] - origin[1] + (h - 1) / 2),
+                              patchType=cv2.CV_32F)
+    return cv2.GaussianBlur(grown, (3, 3), 0)[1:-1, 1:-1]
 
 
 def _look(cut: np.ndarray, origin: tuple[int, int], centre: tuple[float, float], r: float) -> np.ndarray:
