@@ -20,7 +20,8 @@ from simulation.trajectory import BallPose, HandPose, SimFrame
 from vision.config import ColourDetectorConfig, ConfigError, PipelineConfig
 from vision.detect import DETECTORS, make_detector
 from vision.games import game_vision
-from vision.detect.colour import SAME_CENTRE_PX, STILL_CALLS, ColourDetector, _closed, _components
+from vision.detect.colour import (SAME_CENTRE_PX, STILL_CALLS, STILL_MARGIN, ColourDetector, _cell, _closed,
+                                  _components, _still)
 from vision.detect.colour_model import BgrLabels
 from vision.mapping import BoardMapper
 
@@ -364,6 +365,23 @@ def test_a_still_blob_whose_centroid_wandered_keeps_its_measurement_while_its_pi
     measured = by_picture.measured
     by_picture.detect(moved)
     assert by_picture.measured - measured == blobs
+
+
+def test_a_blob_of_touching_balls_is_not_kept_by_its_picture(pirate):
+    """Touching balls keep their split by its own hold (`_holds`): a blob measured as two balls is not kept by its
+    picture, where the same blob measured as one ball is."""
+    image, _ = _still_frame(pirate)
+    detector = _copy(pirate[4], 5.0)
+    detector.detect(image)
+    view = detector._views[-1]
+    one = next(m for m in view.measured.values() if len(m.balls) == 1)
+    box = (one.picture_at[0] + STILL_MARGIN, one.picture_at[1] + STILL_MARGIN, *one.size)
+    cut = detector._shrink(image)[view.box[1]:view.box[3], view.box[0]:view.box[2]]
+    key = (one.label, *_cell(one.steady))
+    found = _still({key: one}, one.label, box, one.centre, one.steady, cut, view.box[:2], 5.0, 0)
+    assert found is not None and found[0] is one
+    two = replace(one, balls=one.balls * 2)
+    assert _still({key: two}, two.label, box, two.centre, two.steady, cut, view.box[:2], 5.0, 0) is None
 
 
 def test_a_measurement_kept_by_its_picture_is_renewed_after_still_calls(pirate):

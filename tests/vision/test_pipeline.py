@@ -663,6 +663,9 @@ def test_a_high_hop_at_the_far_edge_is_followed_through_the_air_and_nothing_sett
             assert seen.tracked is not None and any(
                 colour == "blue" and np.hypot(u - ball.u, v - ball.v) < ball.r_px
                 for colour, u, v, *_ in seen.tracked.detections), sim.index
+        if 30 + flight <= sim.index < 30 + flight + 5:  # just landed, not yet at rest: the detector is told
+            assert any(np.hypot(u - ball.u, v - ball.v) < ball.r_px for u, v in pipeline.detector.unsettled_near)
+    assert pipeline.detector.unsettled_near == ()  # every ball at rest at the end
     assert outside >= 3  # the top of the hop lies beyond the old detection area
     takeoff, landing = 30 / fps, (30 + flight) / fps
     assert settles and not [t for t in settles if takeoff <= t < landing], settles
