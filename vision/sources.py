@@ -48,7 +48,7 @@ import cv2
 
 from rules.errors import InputError
 from vision.config import SourceConfig
-from vision.video_io import Frame, VideoError, probe, read_frames
+from vision.video_io import Frame, VideoError, bgr, probe, read_frames
 
 Warn = Callable[[float, str], None]
 OnGap = Callable[[float, float], None]
@@ -215,7 +215,7 @@ def _pyav_frames(url: str, timeout_s: float) -> Iterator[tuple[float, object]]:
             raise ConnectionError("the video stream has no time base")
         for frame in container.decode(stream):
             if frame.pts is not None:
-                yield float(frame.pts * time_base), frame.to_ndarray(format="bgr24")
+                yield float(frame.pts * time_base), bgr(frame)
     except av.error.FFmpegError as error:
         raise ConnectionError(str(error)) from None
     finally:

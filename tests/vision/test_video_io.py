@@ -1,5 +1,7 @@
 """Real H.264 encoding and decoding through PyAV, with presentation timestamps."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,21 @@ def test_decoded_frames_carry_presentation_times_and_content(clip):
     assert [f.t for f in frames] == pytest.approx([i / 30 for i in range(24)], abs=1e-3)
     for i, frame in enumerate(frames):
         assert abs(_square_x(frame.image) - (8 + 4 * i)) <= 1
+
+
+def test_frames_are_converted_on_one_thread_to_the_same_pixels_as_ffmpeg_s_threaded_default():
+    """`bgr` asks swscale for one thread (it started two a frame otherwise); the pixels are FFmpeg's default
+    conversion's, on a real 1280x720 sample."""
+    import av
+
+    from vision.video_io import bgr
+
+    sample = Path(__file__).resolve().parents[2] / "sample_videos" / "piratenbillard" / "capture" / "video.mp4"
+    with av.open(str(sample)) as container:
+        for index, frame in enumerate(container.decode(container.streams.video[0])):
+            assert np.array_equal(bgr(frame), frame.to_ndarray(format="bgr24")), index
+            if index == 30:
+                break
 
 
 def test_seeking_is_frame_accurate(clip):
