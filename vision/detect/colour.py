@@ -85,7 +85,7 @@ SAME_AREA = 0.1
 STILL_CENTRE_PX = 1.5  # a blob's picture is compared with that of one measured this close (analysis pixels) ...
 STILL_MARGIN = 3  # ... over its box grown by this many pixels, which must hold this blob's box (`_still`)
 STILL_CALLS = 30  # ... and measured at most this many calls (frames) before: a ball's place is measured afresh now
-#                   and then (kept longer, the localisation error on the Piratenbillard samples grew by 0.1 mm)
+#                   and then (never renewed, full_game's and secure's localisation was 0.02-0.06 mm worse still)
 UNSETTLED_RADII = 3.0  # a blob this many of its radii from a ball not yet at rest is judged by its centroid alone
 _FLOOR_SHIFT = 3  # the floor's colours (`learn_floor`) in steps of 8 per channel ...
 _FLOOR_BINS = 256 >> _FLOOR_SHIFT
@@ -877,11 +877,11 @@ def _still(before: dict[tuple[int, int, int], _Measured], label: int, box: tuple
            centre: tuple[float, float], steady: tuple[float, float], cut: np.ndarray, origin: tuple[int, int],
            level: float, since: int) -> tuple[_Measured, tuple[float, float]] | None:
     """The blob of this label measured before whose picture this one's is (see the module docstring): one ball (a
-    blob of touching balls keeps its split by `_holds`), whose steadied centroid lies within `STILL_CENTRE_PX` of
-    this one's, whose picture (its box grown by `STILL_MARGIN`)
+    blob of touching balls keeps its split by `_holds`), measured at the detector's call `since` or later, whose
+    steadied centroid lies within `STILL_CENTRE_PX` of this one's, whose picture (its box grown by `STILL_MARGIN`)
     holds this blob's box once the camera's shake since then is undone, and changed there by at most `level` (the
-    mean |change| per channel over its box grown by a pixel), measured at the detector's call `since` or later, and
-    how far the shake moved it since (analysis pixels); None when there is none."""
+    mean |change| per channel over its box grown by a pixel); with how far the shake moved it since (analysis
+    pixels). None when there is none."""
     x, y, w, h = box
     cx, cy = _cell(steady)
     for dx in (-1, 0, 1):
@@ -907,8 +907,8 @@ def _still(before: dict[tuple[int, int, int], _Measured], label: int, box: tuple
 def _picture(cut: np.ndarray, origin: tuple[int, int], at: tuple[float, float], size: tuple[int, int]) -> np.ndarray:
     """The analysis image (`cut`, which starts at `origin` of the box) of `size` from `at` (box pixels, to a fraction
     of one), float32, blurred over 3x3: undoing the shake resamples the picture, which blurs its sharp edges by about
-    as much (unblurred, a still ball's picture changed by 5-7 levels in a half-pixel shake, as a ball moved by
-    a fifth of a pixel does)."""
+    as much (unblurred, most still balls the test refused on piratenbillard/four_players had changed by 5-7 levels,
+    in shakes of 0.2-0.8 analysis pixels)."""
     w, h = size
     grown = cv2.getRectSubPix(cut, (w + 2, h + 2), (at[0] - origin[0] + (w - 1) / 2, at[1] - origin[1] + (h - 1) / 2),
                               patchType=cv2.CV_32F)
