@@ -35,6 +35,11 @@ wanders with the pixels at the colour's edge, which flicker with the video's noi
 45 % of the blobs to be measured again, most of them lying still. Balls not yet at rest (`unsettled_near`, set by
 the pipeline) are judged by their centroid alone: a ball creeping to rest is measured as often as before.
 
+A blob gone for a frame or more and back as it was (the centroid test, against a blob measured before it went) keeps
+that measurement for `LAPSED_CALLS` calls, away from balls not yet at rest: touching balls flicker between one blob
+and two with the video's noise, and on the 4-player board a row's blob was split afresh each time it merged again
+(619 splits in its run, 364 with the lapsed blobs kept; a cell keeps every blob lapsed round it).
+
 Touching balls that overlap in the image (a full row seen end on from a low camera) cover their blob about as
 well split one way as another, so a split found afresh on every frame changes its count and centres with the
 video's noise. A blob of `CHAIN` balls or more measured afresh keeps the balls a split found before (on the last
@@ -86,6 +91,9 @@ STILL_CENTRE_PX = 1.5  # a blob's picture is compared with that of one measured 
 STILL_MARGIN = 3  # ... over its box grown by this many pixels, which must hold this blob's box (`_still`)
 STILL_CALLS = 30  # ... and measured at most this many calls (frames) before: a ball's place is measured afresh now
 #                   and then (never renewed, full_game's and secure's localisation was 0.02-0.06 mm worse still)
+# a blob seen again as it was (`_unchanged`) on one of the last this many calls keeps that measurement: touching
+# balls flicker between one blob and two with the video's noise, and were split afresh each time they merged again
+LAPSED_CALLS = 30
 UNSETTLED_RADII = 3.0  # a blob this many of its radii from a ball not yet at rest is judged by its centroid alone
 _FLOOR_SHIFT = 3  # the floor's colours (`learn_floor`) in steps of 8 per channel ...
 _FLOOR_BINS = 256 >> _FLOOR_SHIFT
@@ -142,6 +150,8 @@ class _View:
     measured: dict[tuple[int, int, int], _Measured] = field(default_factory=dict)
     splits: dict[tuple[int, int, int], _Measured] = field(default_factory=dict)  # `forget` keeps these (see there)
     seen_at: int = 0  # the detector's call that measured `measured` (or `splits`)
+    # blobs measured on an earlier call and not seen since, with the call they were last seen on (`LAPSED_CALLS`)
+    lapsed: dict[tuple[int, int, int], list[tuple[_Measured, int]]] = field(default_factory=dict)
 
 
 VIEWS = 2  # masks whose views are kept: the pipeline's and the settled-table reader's
@@ -491,9 +501,10 @@ class ColourDetector:
             binary = cv2.compare(labels, label, cv2.CMP_EQ)
             x, y, w, h = cv2.boundingRect(binary)  # of its pixels: the components are found within it
             if w and h:
-                out += self._blobs(binary[y:y + h, x:x + w], label, small, (x, y), image, (sx0, sy0), view.measured,
+                out += self._blobs(binary[y:y + h, x:x + w], label, small, (x, y), image, (sx0, sy0), view,
                                    measured, steady, splits)
         self._calls += 1
+        view.lapsed = _lapsed(view.lapsed, view.measured, view.seen_at, measured, self._calls)
         view.measured, view.splits, view.seen_at = measured, {}, self._calls
         return self._one_per_ball(_apart(out))
 
@@ -520,7 +531,7 @@ class ColourDetector:
         hold the blobs (`_holds`): each ball is judged afresh all the same (the table before play, paint)."""
         for view in self._views:
             view.splits = {key: m for key, m in view.measured.items() if m.split is not None} or view.splits
-            view.measured = {}
+            view.measured, view.lapsed = {}, {}
 
     def _shrink(self, image: np.ndarray) -> np.ndarray:
         """The frame's detection box at the analysis scale: halved (block averages) while 2x or more is left, then
@@ -562,13 +573,13 @@ class ColourDetector:
         return view
 
     def _blobs(self, binary: np.ndarray, label: int, cut: np.ndarray, at: tuple[int, int], image: np.ndarray,
-               origin: tuple[int, int], before: dict[tuple[int, int, int], _Measured],
-               measured: dict[tuple[int, int, int], _Measured], steady: np.ndarray | None,
-               splits: Sequence[dict[tuple[int, int, int], _Measured]] = ()) -> list[Detection]:
+               origin: tuple[int, int], view: _View, measured: dict[tuple[int, int, int], _Measured],
+               steady: np.ndarray | None, splits: Sequence[dict[tuple[int, int, int], _Measured]] = ()
+               ) -> list[Detection]:
         """Balls among the pixels of one label. `cut` is the shrunk image looked at, which starts at `origin`
-        of the analysis box; `binary` is cut from it at `at`. A blob that is one of `before` (the frame
-        before's) keeps its measurement; each blob goes into `measured`. A blob of touching balls keeps the split
-        found before (in the first of `splits` that has one) while it holds."""
+        of the analysis box; `binary` is cut from it at `at`. A blob that is one the `view` measured before (on
+        its last call, or lapsed since) keeps its measurement; each blob goes into `measured`. A blob of touching
+        balls keeps the split found before (in the first of `splits` that has one) while it holds."""
         cfg = self.config
         fill = self.model.fill[label - 1] if label != UNKNOWN else float(np.mean(self.model.fill))
         count, comp, stats, centroids = _components(binary)
@@ -595,7 +606,7 @@ class ColourDetector:
             x, y, w, h = (int(v) for v in stats[k, :4])
             centre = (float(cx) + sx0, float(cy) + sy0)
             area = int(stats[k, cv2.CC_STAT_AREA])
-            same = self._same_blob(before, label, (x + sx0, y + sy0, w, h), centre, still, area, r, cut, origin)
+            same = self._same_blob(view, label, (x + sx0, y + sy0, w, h), centre, still, area, r, cut, origin)
             if same is not None:
                 then, (du, dv) = same
                 measured[(label, *_cell(then.steady))] = then
@@ -660,23 +671,29 @@ class ColourDetector:
                                                          self._calls)
         return found
 
-    def _same_blob(self, before: dict[tuple[int, int, int], _Measured], label: int, box: tuple[int, int, int, int],
-                   centre: tuple[float, float], steady: tuple[float, float], area: int, r: float, cut: np.ndarray,
+    def _same_blob(self, view: _View, label: int, box: tuple[int, int, int, int], centre: tuple[float, float],
+                   steady: tuple[float, float], area: int, r: float, cut: np.ndarray,
                    origin: tuple[int, int]) -> tuple[_Measured, tuple[float, float]] | None:
         """The blob measured before that this one (its box and centroid in analysis-box pixels, radius `r` there) is,
         and how far its balls moved since (analysis pixels): by its centroid (`_unchanged`: as far as the centroid
-        moved, so a creeping ball is followed), else, away from the balls not yet at rest, by its picture (`_still`:
-        as far as the camera's shake moved the picture; the centroid's wander is the noise at its edge)."""
-        earlier = _unchanged(before, label, box[2:], steady, area)
+        moved, so a creeping ball is followed); else, away from the balls not yet at rest, by its centroid against
+        a blob lapsed in the last `LAPSED_CALLS` calls (touching balls seen merged on one frame and apart on the
+        next), or by its picture (`_still`: as far as the camera's shake moved the picture; the centroid's wander is
+        the noise at its edge)."""
+        earlier = _unchanged(view.measured, label, box[2:], steady, area)
         if earlier is not None:
             return earlier, (centre[0] - earlier.centre[0], centre[1] - earlier.centre[1])
-        if self.config.still_level <= 0:
-            return None
         u, v = self._to_full(*centre)
         reach = UNSETTLED_RADII * r / self.scale
         if any(np.hypot(u - pu, v - pv) <= reach for pu, pv in self.unsettled_near):
             return None
-        return _still(before, label, box, centre, steady, cut, origin, self.config.still_level,
+        if view.lapsed:
+            earlier = _unchanged(view.lapsed, label, box[2:], steady, area)
+            if earlier is not None:
+                return earlier, (centre[0] - earlier.centre[0], centre[1] - earlier.centre[1])
+        if self.config.still_level <= 0:
+            return None
+        return _still(view.measured, label, box, centre, steady, cut, origin, self.config.still_level,
                       self._calls - STILL_CALLS)
 
     def _balls(self, image: np.ndarray, cut: np.ndarray, origin: tuple[int, int], label: int,
@@ -857,19 +874,41 @@ def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.nda
     return count, comp, stats, centroids
 
 
-def _unchanged(before: dict[tuple[int, int, int], _Measured], label: int, size: tuple[int, int],
-               steady: tuple[float, float], area: int) -> _Measured | None:
-    """The blob of this label measured on the frame `before` that this one is (see the module docstring);
-    None when there is none."""
+def _lapsed(lapsed: dict[tuple[int, int, int], list[tuple[_Measured, int]]],
+            last: dict[tuple[int, int, int], _Measured], last_call: int, now: dict[tuple[int, int, int], _Measured],
+            call: int) -> dict[tuple[int, int, int], list[tuple[_Measured, int]]]:
+    """A view's blobs lapsed (by the cell of their steadied centroid, with the call each was last seen on) once its
+    call `call` measured `now`: those its call before (`last_call`) measured, `last`, and those lapsed before, last
+    seen within `LAPSED_CALLS` calls; not those seen in `now` again. A cell holds every one: touching balls flicker
+    between several blobs round the same centroid."""
+    kept = {id(m) for m in now.values()}
+    out: dict[tuple[int, int, int], list[tuple[_Measured, int]]] = {}
+    for key, each in lapsed.items():
+        left = [(m, seen) for m, seen in each if seen >= call - LAPSED_CALLS and id(m) not in kept]
+        if left:
+            out[key] = left
+    if last_call >= call - LAPSED_CALLS:
+        for key, m in last.items():
+            if id(m) not in kept:
+                out.setdefault(key, []).append((m, last_call))
+    return out
+
+
+def _unchanged(before: Mapping[tuple[int, int, int], _Measured | list[tuple[_Measured, int]]], label: int,
+               size: tuple[int, int], steady: tuple[float, float], area: int) -> _Measured | None:
+    """The blob of this label measured before (on the frame `before`, or lapsed since: the latest first) that this
+    one is (see the module docstring); None when there is none."""
     cx, cy = _cell(steady)
     for dx in (-1, 0, 1):
         for dy in (-1, 0, 1):
-            earlier = before.get((label, cx + dx, cy + dy))
-            if earlier is not None and abs(earlier.size[0] - size[0]) <= 1 \
-                    and abs(earlier.size[1] - size[1]) <= 1 \
-                    and abs(earlier.area - area) <= SAME_AREA * earlier.area \
-                    and np.hypot(earlier.steady[0] - steady[0], earlier.steady[1] - steady[1]) <= SAME_CENTRE_PX:
-                return earlier
+            found = before.get((label, cx + dx, cy + dy))
+            for earlier in ((found,) if isinstance(found, _Measured) else
+                            reversed([m for m, _ in found]) if found is not None else ()):
+                if abs(earlier.size[0] - size[0]) <= 1 \
+                        and abs(earlier.size[1] - size[1]) <= 1 \
+                        and abs(earlier.area - area) <= SAME_AREA * earlier.area \
+                        and np.hypot(earlier.steady[0] - steady[0], earlier.steady[1] - steady[1]) <= SAME_CENTRE_PX:
+                    return earlier
     return None
 
 
