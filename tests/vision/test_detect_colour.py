@@ -20,8 +20,8 @@ from simulation.trajectory import BallPose, HandPose, SimFrame
 from vision.config import ColourDetectorConfig, ConfigError, PipelineConfig
 from vision.detect import DETECTORS, make_detector
 from vision.games import game_vision
-from vision.detect.colour import (SAME_CENTRE_PX, STILL_CALLS, STILL_MARGIN, ColourDetector, _cell, _closed,
-                                  _components, _still)
+from vision.detect.colour import (LAPSED_CALLS, SAME_CENTRE_PX, STILL_CALLS, STILL_MARGIN, ColourDetector, _cell,
+                                  _closed, _components, _lapsed, _Measured, _still, _unchanged)
 from vision.detect.colour_model import BgrLabels
 from vision.mapping import BoardMapper
 
@@ -397,6 +397,62 @@ def test_a_measurement_kept_by_its_picture_is_renewed_after_still_calls(pirate):
         counts.append(detector.measured)
     assert counts[STILL_CALLS - 2] == blobs  # kept while the measurement is younger than STILL_CALLS calls
     assert counts[-1] > blobs  # then renewed where the centroid test does not keep it
+
+
+def test_a_blob_seen_again_as_it_was_a_few_frames_before_keeps_that_measurement(pirate):
+    """A blob gone for a frame (touching balls seen as one blob, then apart, then as one again) and back as it was
+    (box, area and centroid within `SAME_CENTRE_PX` of its measurement) keeps the measurement made before it went,
+    for `LAPSED_CALLS` calls; not later, and not round a ball not yet at rest (`unsettled_near`)."""
+    profile, match, renderer, _, detector = pirate
+    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls)
+                 and sum(b.on_table for b in f.balls) >= 4)
+    ball = next(b for b in still.balls if b.on_table)
+    away = replace(still, balls=[replace(b, x=b.x + 2 * profile.pitch_mm) if b is ball else b for b in still.balls])
+    image, _ = renderer.render(still)
+    gone, _ = renderer.render(away)
+    where = np.array(detector.mapper.ball_centre_px(np.array([[ball.x, ball.y]])))[0]
+
+    def measured_on_return(calls_away: int, unsettled: bool = False) -> tuple[int, list]:
+        """Blobs measured when the ball is back after `calls_away` frames elsewhere, and what was found then."""
+        fresh = _copy(detector, 5.0)
+        first = fresh.detect(image)
+        assert any(np.hypot(d.u - where[0], d.v - where[1]) < d.radius_px for d in first)
+        for _ in range(calls_away):
+            fresh.detect(gone)
+        fresh.unsettled_near = [tuple(where)] if unsettled else []
+        measured = fresh.measured
+        back = fresh.detect(image)
+        return fresh.measured - measured, [first, back]
+
+    blobs, (first, back) = measured_on_return(1)
+    assert blobs == 0 and back == first  # every blob kept: the ball's as it was measured before it went
+    blobs, _ = measured_on_return(LAPSED_CALLS - 1)
+    assert blobs == 0
+    blobs, (first, back) = measured_on_return(LAPSED_CALLS + 1)
+    assert blobs >= 1 and len(back) == len(first)  # lapsed too long: measured afresh
+    blobs, _ = measured_on_return(1, unsettled=True)
+    assert blobs >= 1  # round a ball not at rest, only the frame before counts
+
+
+def test_blobs_lapsed_round_one_centroid_are_all_kept():
+    """Touching balls flicker between several blobs round the same centroid (one merged, one of the pair, the other
+    split off at an edge): each lapsed one is kept, with the call it was last seen on, until it is seen again or is
+    `LAPSED_CALLS` calls old."""
+    def blob(w: int, area: int, at: tuple[float, float]) -> _Measured:
+        return _Measured(1, (w, 10), at, at, area, ())
+
+    merged, part = blob(20, 300, (41.0, 41.0)), blob(12, 150, (41.5, 40.5))
+    key = (1, *_cell((41.0, 41.0)))
+    assert key == (1, *_cell((41.5, 40.5)))
+    lapsed = _lapsed({}, {key: merged}, 5, {}, 6)  # the merged blob, last seen on call 5
+    lapsed = _lapsed(lapsed, {key: part}, 6, {}, 7)  # then the part, last seen on call 6
+    assert lapsed == {key: [(merged, 5), (part, 6)]}
+    assert _unchanged(lapsed, 1, (20, 10), (41.1, 41.0), 300) is merged
+    assert _unchanged(lapsed, 1, (12, 10), (41.5, 40.6), 150) is part
+    assert _unchanged(lapsed, 1, (12, 10), (42.5, 40.5), 150) is None  # the centroid a pixel off: another blob
+    assert _lapsed(lapsed, {}, 7, {key: merged}, 8) == {key: [(part, 6)]}  # the merged blob seen again
+    assert _lapsed(lapsed, {}, 7, {}, 5 + LAPSED_CALLS + 1) == {key: [(part, 6)]}  # too old
+    assert _lapsed(lapsed, {}, 7, {}, 6 + LAPSED_CALLS + 1) == {}
 
 
 def test_camera_shake_taken_out_by_the_steadying_transform_keeps_still_blobs(pirate):
