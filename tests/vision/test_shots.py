@@ -76,6 +76,37 @@ def test_a_fast_ball_first_confirmed_far_past_the_line_is_a_shot_if_it_was_first
     assert shots.update(1.0, up(slow), None, False) == []  # not rolling for real: a resting ball found again
 
 
+def test_a_ball_first_found_at_rest_in_a_gutter_past_the_line_with_no_shot_open_was_shot_there_unseen():
+    """A washed-out marble blurred past recognition as it rolled is first found at rest in a gutter, past the
+    line: a shot by the player to play. Not one a ball's length or less past the line (a marble let go into a
+    gutter beside it), not one on the board (a flickering ball found again), not one where a ball of its colour
+    rests (hidden, found again), not while a shot is open, not one there when the camera started."""
+    from dataclasses import replace
+    line = SC.play_line[0][1]
+    gutter = Location(Place.GUTTER)
+    x, y = 570.0, line + 300  # the right gutter
+
+    def found(at=(x, y), location=gutter, born=5.0, vy=0.0, colour="red", id=7):
+        return replace(tr(id, *at, vy=vy, location=location, colour=colour), born_at=at, born_t=born)
+
+    def starts(*tracks, open_shot=False, first=0.0):
+        shots = Shots(SC)
+        shots.update(first, up(), None, False)  # the first frame
+        shots.segmenter.play.shot_open = open_shot
+        return shots.update(5.1, up(*tracks), None, False)
+
+    (event,) = starts(found())
+    assert isinstance(event, ShotStarted) and event.player is None and event.t == 5.1
+    assert starts(found(at=(x, line + SC.ball_diameter_mm - 1))) == []  # let go beside the line
+    assert starts(found(location=Location.slot_at(2, 1))) == []  # on the board: a ball found again
+    assert [e.player for e in starts(found(vy=400))] == ["red"]  # rolling: a launch seen late, the line's call
+    resting = tr(3, x, y + 20, at_rest=True, location=gutter, state=TrackState.LOST)
+    assert starts(found(), resting) == []  # where a ball of its colour rests: that ball, found again
+    assert len(starts(found(), replace(resting, colour="blue"))) == 1  # another colour's is another ball
+    assert starts(found(), open_shot=True) == []
+    assert starts(found(born=0.1)) == []  # there when the camera started
+
+
 def test_a_settle_closes_the_shot_and_a_lifted_resting_ball_is_a_lift():
     shots = Shots(PB)
     cell = Location.cell_at(5, 4)

@@ -32,15 +32,54 @@ class StarClusterShots:
         self._below: dict[int, bool] = {}  # track seen below the Play Line
         self._origin: dict[int, bool] = {}  # track first seen near or below the Play Line
         self._unseen_launch: set[int] = set()  # ... or first held rolling up the board fast, no shot open
+        self.reach_y = self.line_y + profile.ball_diameter_mm  # beyond it, a ball was rolled, not carried by hand
+        self._looked_at: set[int] = set()  # confirmed tracks `_found_beyond_reach` has looked at
+        self._first_t: float | None = None  # the first frame's time
 
     def starts(self, t: float, tracks: tuple[Track, ...], play: Play) -> list[Event]:
-        return self._play_line(t, tracks, play) + self._moved_out_of_sight(t, tracks, play)
+        return self._play_line(t, tracks, play) + self._moved_out_of_sight(t, tracks, play) \
+            + self._found_beyond_reach(t, tracks, play)
 
     def forget(self, track_id: int) -> Location | None:
         self._below.pop(track_id, None)
         self._origin.pop(track_id, None)
         self._unseen_launch.discard(track_id)
+        self._looked_at.discard(track_id)
         return None
+
+    def _found_beyond_reach(self, t: float, tracks: tuple[Track, ...], play: Play) -> list[Event]:
+        """A ball first found in a gutter a ball's length or more past the Play Line, rolling slower than a ball in
+        motion, with no shot open and no ball of its colour at rest where it was found, was rolled there unseen: a
+        shot by the player to play (the engine knows who). A washed-out marble blurred past recognition as it
+        rolled is first found at rest (starcluster_v25's shooter's ball in the right gutter, 262 mm past the line:
+        the settle read it as the board changed without a shot, the turn stayed, and the next player's shots were
+        credited to the wrong player; v17, v26, v27 and v35 alike). Nearer the line it may be a marble let go into a
+        gutter beside the line, which is no shot (the umpire hands it back: 14 such in the 36 variants, all 20 to
+        50 mm behind the line), or one in the shooter's hand. Only a gutter: a ball gets there beyond the line only
+        by rolling, where a ball in a slot, the grouped area or the play area whose detection drops out for longer
+        than the tracker bridges is found again anew (starcluster_v27's washed-out grouped ball, found again four
+        times: four shots nobody played). One of its colour at rest within `moved_mm` (hidden by a hand, found
+        again) is that ball; one found within a rest window of the first frame lay there when the camera
+        started."""
+        if self._first_t is None:
+            self._first_t = t
+        events: list[Event] = []
+        for tr in tracks:
+            if tr.state is not TrackState.CONFIRMED or tr.id in self._looked_at:
+                continue
+            self._looked_at.add(tr.id)
+            if play.shot_open or tr.location is None or tr.location.place is not Place.GUTTER \
+                    or tr.born_at is None or tr.born_at[1] < self.reach_y or tr.born_t is None \
+                    or tr.born_t < self._first_t + self.settle.rest_debounce_s \
+                    or math.hypot(tr.vx, tr.vy) > self.settle.motion_speed_mm_s:
+                continue
+            bx, by = tr.born_at
+            if any(o.id != tr.id and o.colour == tr.colour and o.at_rest
+                   and math.hypot(o.x - bx, o.y - by) <= self.config.moved_mm for o in tracks):
+                continue
+            play.shot_open = True
+            events.append(ShotStarted(t=t))
+        return events
 
     def _play_line(self, t: float, tracks: tuple[Track, ...], play: Play) -> list[Event]:
         margin = self.config.play_line_hysteresis_mm
