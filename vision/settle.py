@@ -268,8 +268,8 @@ class SettleWatch:
         # a ball last seen over a place where another ball lies is there (piratenbillard/stacked_pair: stacked on a
         # ball of its own colour; _v2: landed on the ball on (0,3), beside a nearer one on (0,2)); one last seen over
         # an empty place flew on, behind the ball hiding it, asked again now (the tracks have settled)
-        hidden_by = tuple((lost[i], self._hider(lost[i], tracks) or hider) for i, (_, hider) in self._hidden_by.items()
-                          if i in lost and not self._beside(lost[i], tracks))
+        hidden_by = tuple((lost[i], self._hider_of(last, lost[i], tracks) or hider)
+                          for i, (last, hider) in self._hidden_by.items() if i in lost and not self._beside(lost[i], tracks))
         landed = tuple(lost[i] for i in self._hidden_by if i in lost and self._beside(lost[i], tracks))
         self._hidden_by.clear()
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by, landed)
@@ -311,7 +311,7 @@ class SettleWatch:
         for track_id, (_, last) in list(self._vanished.items()):
             seen = now.get(track_id)
             again = seen is not None and seen.state is TrackState.CONFIRMED or self._found(last, tracks)
-            hider = None if again else self._hider(seen if seen is not None else last, tracks)
+            hider = None if again else self._hider_of(last, seen, tracks)
             if again or hider is not None or self._left_table(last):
                 del self._vanished[track_id]
                 if hider is not None:
@@ -378,6 +378,14 @@ class SettleWatch:
         near = [tr for tr in tracks if tr.state is TrackState.CONFIRMED and tr.at_rest
                 and math.hypot(tr.x - last.x, tr.y - last.y) <= 2 * self.ball_mm]
         return min(near, key=lambda tr: math.hypot(tr.x - last.x, tr.y - last.y), default=None)
+
+    def _hider_of(self, last: Track, lost: Track | None, tracks: tuple[Track, ...]) -> Track | None:
+        """The resting ball hiding a ball that vanished in flight: the one beside where it was last seen (`last`),
+        else beside where its lost track has coasted to since (`lost`: it flew on behind a ball). Where it was seen
+        comes first: a track lost at hop speed coasts on its filter's velocity, piratenbillard_v16's capturing ball
+        374 mm, past the captured ball it landed beside (73 mm on) to a far ball of another player's starting row,
+        which it was read hidden by: a capture read as a secured ball."""
+        return self._hider(last, tracks) or (self._hider(lost, tracks) if lost is not None else None)
 
     def _left_table(self, last: Track) -> bool:
         """Last seen beyond the table's edge, heading away from it: off the board."""

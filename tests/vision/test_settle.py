@@ -265,6 +265,22 @@ def test_a_ball_lost_in_flight_beside_a_resting_ball_is_reported_hidden_by_it():
     assert settle is not None and settle.hidden_by == ()
 
 
+def test_a_ball_lost_at_hop_speed_is_hidden_by_the_ball_beside_where_it_was_last_seen_not_where_it_coasted():
+    """piratenbillard_v16: the capturing ball was lost at hop speed 73 mm short of the ball it landed beside; its track
+    coasted on its filter's velocity 374 mm on, beside a ball of another player's starting row, and was read hidden
+    by that one: a capture read as a secured ball. The ball beside where it was last seen hides it; where it coasted
+    to counts only when none lies there (it flew on)."""
+    captured = Track(7, "red", 305, 190, 0, 0, TrackState.CONFIRMED, True, 0.9, 5, born_t=0.0)
+    far = Track(8, "red", 300, 20, 0, 0, TrackState.CONFIRMED, True, 0.9, 5, born_t=0.0)
+    for balls, hider in (((captured, far), 7), ((far,), 8)):
+        watch = watch_hops()
+        watch.update(0.0, (*balls, flying(x=318, y=230, vy=-1250)), False)
+        coasted = flying(x=302, y=30, vy=0.0, state=TrackState.LOST, seen=0.0)
+        watch.update(0.3, (*balls, coasted), False)
+        settle = watch.update(0.5, (*balls, coasted), False)
+        assert settle is not None and [(gone.id, by.id) for gone, by in settle.hidden_by] == [(2, hider)], balls
+
+
 def test_a_ball_lost_over_a_place_where_another_ball_lies_is_not_reported_hidden_by_a_neighbour():
     """piratenbillard_v2: a hop onto the ball on (0,3) was lost there, beside it and beside the nearer ball on
     (0,2); stacked_pair: a hop onto a ball of its own colour. Last seen over a place where a ball lies, it is
@@ -277,7 +293,7 @@ def test_a_ball_lost_over_a_place_where_another_ball_lies_is_not_reported_hidden
     nearer = Track(10, "red", 250, 650, 0, 0, TrackState.CONFIRMED, True, 0.9, 5, location=there, born_t=0.0)
     for where, hidden, landed in ((here, [], [2]), (Location.cell_at(1, 2), [(2, 10)], [])):
         watch = watch_hops()
-        watch.update(0.0, (own, nearer, flying(x=300, y=600)), False)
+        watch.update(0.0, (own, nearer, flying(x=258, y=655)), False)  # last seen in flight where it was lost
         lost = replace(flying(x=262, y=655, vy=0.0, state=TrackState.LOST, seen=0.0), location=where)
         watch.update(0.1, (replace(own, state=TrackState.LOST), nearer, lost), False)  # both hidden as it lands
         settle = watch.update(0.6, (own, nearer, lost), False)
