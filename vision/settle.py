@@ -269,7 +269,8 @@ class SettleWatch:
         # ball of its own colour; _v2: landed on the ball on (0,3), beside a nearer one on (0,2)); one last seen over
         # an empty place flew on, behind the ball hiding it, asked again now (the tracks have settled)
         hidden_by = tuple((lost[i], self._hider_of(last, lost[i], tracks) or hider)
-                          for i, (last, hider) in self._hidden_by.items() if i in lost and not self._beside(lost[i], tracks))
+                          for i, (last, hider) in self._hidden_by.items()
+                          if i in lost and not self._beside(lost[i], tracks))
         landed = tuple(lost[i] for i in self._hidden_by if i in lost and self._beside(lost[i], tracks))
         self._hidden_by.clear()
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by, landed)
