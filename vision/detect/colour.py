@@ -686,20 +686,19 @@ class ColourDetector:
         Chains keep their split by its own hold (kept when lapsed, piratenbillard_v22's rows seen end on held splits
         the noise had chosen: placed balls 84.8 -> 42.0 %)."""
         earlier = _unchanged(view.measured, label, box[2:], steady, area)
-        if earlier is not None:
-            return earlier, (centre[0] - earlier.centre[0], centre[1] - earlier.centre[1])
-        u, v = self._to_full(*centre)
-        reach = UNSETTLED_RADII * r / self.scale
-        if any(np.hypot(u - pu, v - pv) <= reach for pu, pv in self.unsettled_near):
-            return None
-        if self.config.still_level > 0:
-            kept = _still(view.measured, label, box, centre, steady, cut, origin, self.config.still_level,
-                          self._calls - STILL_CALLS)
-            if kept is not None:
-                return kept
-        earlier = _unchanged(view.lapsed, label, box[2:], steady, area, fewer_than=CHAIN) if view.lapsed else None
         if earlier is None:
-            return None
+            u, v = self._to_full(*centre)
+            reach = UNSETTLED_RADII * r / self.scale
+            if any(np.hypot(u - pu, v - pv) <= reach for pu, pv in self.unsettled_near):
+                return None
+            if self.config.still_level > 0:
+                kept = _still(view.measured, label, box, centre, steady, cut, origin, self.config.still_level,
+                              self._calls - STILL_CALLS)
+                if kept is not None:
+                    return kept
+            earlier = _unchanged(view.lapsed, label, box[2:], steady, area, fewer_than=CHAIN)
+            if earlier is None:
+                return None
         return earlier, (centre[0] - earlier.centre[0], centre[1] - earlier.centre[1])
 
     def _balls(self, image: np.ndarray, cut: np.ndarray, origin: tuple[int, int], label: int,
@@ -908,9 +907,8 @@ def _unchanged(before: Mapping[tuple[int, int, int], _Measured | list[tuple[_Mea
     cx, cy = _cell(steady)
     for dx in (-1, 0, 1):
         for dy in (-1, 0, 1):
-            found = before.get((label, cx + dx, cy + dy))
-            for earlier in ((found,) if isinstance(found, _Measured) else
-                            reversed([m for m, _ in found]) if found is not None else ()):
+            found = before.get((label, cx + dx, cy + dy), ())
+            for earlier in (found,) if isinstance(found, _Measured) else (m for m, _ in reversed(found)):
                 if (fewer_than is None or len(earlier.balls) < fewer_than) \
                         and abs(earlier.size[0] - size[0]) <= 1 \
                         and abs(earlier.size[1] - size[1]) <= 1 \
