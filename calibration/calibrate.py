@@ -62,6 +62,17 @@ class Calibration:
         """Board mm -> undistorted image pixels (draw on an undistorted frame)."""
         return self.homography.to_image(points_mm)
 
+    def below_horizon(self, points_px: np.ndarray) -> np.ndarray:
+        """Per raw image pixel, whether its ray meets the table's plane in front of the camera: a pixel above the
+        horizon maps to a board point behind the camera (the homography's scale changes sign there). The board's
+        origin, a corner of the board the camera sees, gives the sign in front."""
+        pts = np.asarray(points_px, dtype=float).reshape(-1, 2)
+        if self.intrinsics is not None:
+            pts = self.intrinsics.undistort_points(pts)
+        to_board = self.homography.array
+        ahead = np.sign(to_board[2] @ [*self.board_to_image(np.zeros((1, 2)))[0], 1.0])
+        return np.sign(np.column_stack([pts, np.ones(len(pts))]) @ to_board[2]) == ahead
+
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -369,7 +369,9 @@ class LineStripSettings:
     difference: float = 30.0  # grey levels (the largest of B, G, R) off the empty strip that count as a change ...
     difference_sum: float = 36.0  # ... or summed over B, G and R (a bare hand on a skin-coloured table) ...
     shadow_tint: float = 0.06  # ... unless it keeps the table's chromaticity (its b, g, r shares move this much) ...
-    shadow_min_ratio: float = 0.35  # ... and is at most this much darker (or 1/this brighter): a shadow, a light
+    shadow_min_ratio: float = 0.35  # ... and is at most this much darker (a shadow) ...
+    light_max_brighter: float = 0.25  # ... or at most this fraction brighter (a lamp): a white glove or sleeve over a
+    # light table keeps its chromaticity too, and was taken for light up to 1 / shadow_min_ratio (2.9 times)
     margin_mm: float = 25.0  # past the line by more than this (board mm) counts (as for keypoints)
     tip_mm2: float = 30.0  # a shape's tip is where this much of it lies further past the line: specks do not reach
     learn_rate: float = 0.05  # the empty strip follows the table this fast a look where nothing differs ...
@@ -385,6 +387,9 @@ class LineStripSettings:
         if not 0 < self.shadow_min_ratio < 1:
             raise ConfigError("pipeline config: 'line_strip.shadow_min_ratio' must be between 0 and 1, got "
                               f"{self.shadow_min_ratio}")
+        if self.light_max_brighter < 0:
+            raise ConfigError(f"pipeline config: 'line_strip.light_max_brighter' must be >= 0, got "
+                              f"{self.light_max_brighter}")
         if not 0 <= self.learn_rate <= 1 or not 0 <= self.still_learn_rate <= 1:
             raise ConfigError("pipeline config: 'line_strip.learn_rate' and 'still_learn_rate' must be in 0..1")
 

@@ -17,7 +17,9 @@ wider than an arm within `width_band_mm` of the line (`arm_width_mm`). A wider b
 a camera behind or above the player, a head above the table behind the line hides the table past it (parallax),
 so pixels cannot tell a lean from a stand there. What a body is not:
 
-* a ball: the discs of the balls detected in the frame are left out (the strip is not a ball detector);
+* a ball: the discs of the balls detected in the frame are no part of a body's reach, root or width (the strip is
+  not a ball detector), though they join what touches them (a hand holding a ball, or a ball-coloured glove
+  fragment the detector took for a ball, is not cut in two);
 * a shadow or a change of light: a pixel darker or brighter than the table by a factor, with the table's own
   colour (chromaticity), is light; the whole strip's brightness is matched to the picture first, and a pixel
   counts only outside the range its picture takes within a pixel of it (a camera shaking by a pixel);
@@ -114,31 +116,33 @@ class LineStrip:
         if self._picture is None:
             self._picture, self._table, self._last = [p.copy() for p in strip], [p.copy() for p in strip], strip
             return None
-        changed = self._changed(strip)
-        for u, v, _ in balls:
-            self._leave_out_ball(changed, (u, v))
+        changed, light = self._changed(strip)
         changed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_OPEN, OPEN)
         changed = cv2.morphologyEx(changed, cv2.MORPH_CLOSE, BRIDGE)  # a row where a sleeve matches the table
         # a hand, a face or a shirt partly like the table in colour shows in pieces: pieces this near are one body
         count, bodies, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(changed, GATHER), connectivity=8)
-        reach, rooted = self._furthest(count, np.where(changed.astype(bool), bodies, 0), stats)
-        self._learn(strip, changed.astype(bool), rooted)
+        reach, rooted = self._furthest(count, np.where(changed.astype(bool), bodies, 0), stats,
+                                       self._ball_discs(changed.shape, balls))
+        self._learn(strip, changed.astype(bool), rooted, light)
         return reach
 
-    def _changed(self, strip: list[np.ndarray]) -> np.ndarray:
+    def _changed(self, strip: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Pixels unlike both the learned picture and the table as last seen uncovered (where something that stood
-        still, learned into the picture, has left), by more than a change of light (shadow, lamp, cloud)."""
+        still, learned into the picture, has left), by more than a change of light (shadow, lamp, cloud); and the
+        pixels unlike the picture by a change of light alone."""
         assert self._picture is not None and self._table is not None
         everywhere = (slice(None), slice(None))
-        changed = self._unlike(strip, self._picture, everywhere)
+        changed, light = self._unlike(strip, self._picture, everywhere)
         rows, cols = np.nonzero(changed.any(axis=1))[0], np.nonzero(changed.any(axis=0))[0]
         if len(rows):  # the table is asked only around what differs from the picture (most frames: nothing)
             box = (slice(max(rows[0] - 1, 0), rows[-1] + 2), slice(max(cols[0] - 1, 0), cols[-1] + 2))
-            changed[box] &= self._unlike(strip, self._table, box)
-        return changed
+            changed[box] &= self._unlike(strip, self._table, box)[0]
+        return changed, light
 
-    def _unlike(self, strip: list[np.ndarray], picture: list[np.ndarray], box: tuple[slice, slice]) -> np.ndarray:
-        """Pixels of `box` unlike `picture` by more than a change of light (the brightness matched over the strip)."""
+    def _unlike(self, strip: list[np.ndarray], picture: list[np.ndarray],
+                box: tuple[slice, slice]) -> tuple[np.ndarray, np.ndarray]:
+        """Pixels of `box` unlike `picture` by more than a change of light (the brightness matched over the strip),
+        and those unlike it by a change of light alone."""
         s = self.settings
         thin = (slice(None, None, 3), slice(None, None, 3))
         now_thin, was_thin = [p[thin] for p in strip], [p[thin] for p in picture]
@@ -153,32 +157,38 @@ class LineStrip:
         now_share, was_share = 1 / bright, 1 / known
         tint = sum((cv2.absdiff(now * now_share, was * was_share) for now, was in zip(strip, picture)),
                    np.zeros_like(bright))
-        light = (tint < s.shadow_tint) & (ratio >= s.shadow_min_ratio) & (ratio <= 1 / s.shadow_min_ratio)
-        return differs & ~light & self._valid[box]
+        light = (tint < s.shadow_tint) & (ratio >= s.shadow_min_ratio) & (ratio <= 1 + s.light_max_brighter)
+        return differs & ~light & self._valid[box], differs & light & self._valid[box]
 
-    def _leave_out_ball(self, changed: np.ndarray, centre_px: tuple[float, float]) -> None:
-        """Clear a detected ball's disc (its contact point on the board, widened) from the strip."""
-        x, y = self._board_to_strip(self._calibration_point(centre_px))
-        if -self._ball_r_px <= x < changed.shape[1] + self._ball_r_px and \
-                -self._ball_r_px <= y < changed.shape[0] + self._ball_r_px:
-            disc = np.zeros(changed.shape, np.uint8)
-            cv2.circle(disc, (int(round(x)), int(round(y))), int(np.ceil(self._ball_r_px)), 1, -1)
-            changed &= ~disc.astype(bool)
+    def _ball_discs(self, shape: tuple[int, ...], balls: Sequence[tuple[float, float, float]]) -> np.ndarray:
+        """The strip's pixels of the detected balls' discs (their contact points on the board, widened)."""
+        discs = np.zeros(shape[:2], np.uint8)
+        for u, v, _ in balls:
+            x, y = self._board_to_strip(self._calibration_point((u, v)))
+            r = self._ball_r_px
+            if -r <= x < shape[1] + r and -r <= y < shape[0] + r:
+                cv2.circle(discs, (int(round(x)), int(round(y))), int(np.ceil(r)), 1, -1)
+        return discs.astype(bool)
 
-    def _furthest(self, count: int, labels: np.ndarray, stats: np.ndarray) -> tuple[StripReach | None, np.ndarray]:
+    def _furthest(self, count: int, labels: np.ndarray, stats: np.ndarray,
+                  balls: np.ndarray) -> tuple[StripReach | None, np.ndarray]:
         """The rooted body reaching furthest past the line (its tip: where the `tip_mm2` furthest of it begins, so a
-        speck at its end does not count), and the mask of every rooted body. `labels`: each changed pixel's body."""
+        speck at its end does not count), and the mask of every rooted body. `labels`: each changed pixel's body;
+        `balls`: the detected balls' discs, which join a body (a hand holding a ball, or a ball the detector
+        found in a glove or on the line beside a hand, does not cut it in two) but are no part of where it reaches,
+        where it is rooted or how wide it is."""
         s = self.settings
         rooted = np.zeros(labels.shape, bool)
         best: StripReach | None = None
         for label in range(1, count):
             if stats[label, cv2.CC_STAT_AREA] < self._tip_px:
                 continue
-            shape = labels == label
+            whole = labels == label
+            shape = whole & ~balls
             rows, cols = np.nonzero(shape)
             if not len(rows) or (not self._root_rows[rows.min()] and not (shape & self._view_edge).any()):
                 continue  # it does not reach the line: a ball, an arm from the table's side
-            rooted |= shape
+            rooted |= whole
             if self._width_at_line(shape) > s.arm_width_mm:
                 continue  # wider than an arm where it crosses: a body above the table hides the strip
             order = np.argsort(rows)
@@ -203,13 +213,15 @@ class LineStrip:
             return float("inf")
         return float(cols[-1] - cols[0] + 1) * self.settings.strip_mm_per_px
 
-    def _learn(self, strip: list[np.ndarray], changed: np.ndarray, rooted: np.ndarray) -> None:
-        """The empty strip follows the table where nothing differs, and slowly where a difference stands still."""
+    def _learn(self, strip: list[np.ndarray], changed: np.ndarray, rooted: np.ndarray, light: np.ndarray) -> None:
+        """The empty strip follows the table where nothing differs, and slowly where a difference stands still or the
+        light alone differs (a shadow learned fast leaves the table brighter than its picture when it moves on)."""
         s = self.settings
         assert self._picture is not None and self._table is not None and self._last is not None
         still = _largest([cv2.absdiff(now, was) for now, was in zip(strip, self._last)]) <= s.still_grey
         busy = cv2.dilate((changed | rooted).astype(np.uint8), NEAR).astype(bool)
         rate = np.full(busy.shape, s.learn_rate, np.float32)
+        rate[light] = s.still_learn_rate
         rate[busy] = 0.0
         for now, was in zip(strip, self._table):
             was += rate * (now - was)

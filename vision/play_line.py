@@ -26,6 +26,7 @@ from vision.config import PlayLineSettings
 from .pose import COCO_KEYPOINTS, Person
 
 HEAD_KEYPOINTS = ("nose", "left_eye", "right_eye", "left_ear", "right_ear")
+BODY_KEYPOINTS = (*HEAD_KEYPOINTS, "left_shoulder", "right_shoulder", "left_hip", "right_hip")  # a person, not an arm
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,11 @@ class PlayLineJudge:
         self._window: deque[tuple[PartReach, ...]] = deque(maxlen=settings.window_frames)
         self._called = False
 
+    @property
+    def forward(self) -> tuple[float, float]:
+        """The board direction (unit) across the line towards the table side."""
+        return float(self._normal[0]), float(self._normal[1])
+
     def beyond_mm(self, board_mm: np.ndarray) -> np.ndarray:
         """Signed distance of board points past the Play Line (positive: on the table side)."""
         return (np.asarray(board_mm, float).reshape(-1, 2) - self._origin) @ self._normal
@@ -91,9 +97,25 @@ class PlayLineJudge:
                      for (name, (_, conf)), d in zip(parts.items(), beyond) if np.isfinite(d))
 
     def shooter(self, people: list[Person]) -> tuple[PartReach, ...]:
-        """The reaches of the person whose body gets furthest over the line (none if nobody is seen)."""
-        candidates = [r for r in (self.reaches(p) for p in people) if r]
+        """The reaches of the person whose body gets furthest over the line (none if nobody is seen), of those who
+        may be shooting (`may_shoot`)."""
+        candidates = [r for r in (self.reaches(p) for p in people if self.may_shoot(p)) if r]
         return max(candidates, key=lambda r: max(p.beyond_mm for p in r), default=())
+
+    def may_shoot(self, person: Person) -> bool:
+        """Whether a person may be the shooter: a body (a head, shoulders or hips seen), or limbs with a confident
+        keypoint on the player's side of the line (or above the horizon, where the board cannot say). Limbs seen
+        only past the line are an arm reaching in from the table's side (an umpire's), which the model found as a
+        person of two wrists once it saw the table upright."""
+        floor = self.settings.min_keypoint_confidence
+        confident = [k for k in person.keypoints if k.confidence >= floor]
+        if any(k.name in BODY_KEYPOINTS for k in confident):
+            return True
+        if not confident:
+            return False
+        points = np.array([(k.x, k.y) for k in confident], float)
+        seen = self.calibration.below_horizon(points)
+        return bool(not seen.all() or (self.beyond_mm(self.calibration.image_to_board(points[seen])) <= 0).any())
 
     def update(self, t: float, people: list[Person], shooting: bool,
                player: str | None = None) -> PlayLineCrossing | None:

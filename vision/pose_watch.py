@@ -43,7 +43,7 @@ import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -65,6 +65,8 @@ TIME_TOLERANCE_S = 0.005  # timestamps jitter; an interval of two frames must no
 THUMB_WIDTH = 64
 CHANGED_GREY = 25
 CHANGED_FRACTION = 0.02
+# pairs of keypoints that give a body's right -> left axis where pose saw no arm (no shoulder), the widest first
+SIDE_PAIRS = (("left_ear", "right_ear"), ("left_eye", "right_eye"), ("left_hip", "right_hip"))
 HEAD_REACH_MM = 150.0  # a shape past the line whose tip is this close to the head is the head (unless a hand is nearer)
 
 Estimator = Callable[[np.ndarray], list[Person]]  # `vision.pose.PoseEstimator`
@@ -80,12 +82,64 @@ class Watched:
 
 @dataclass(frozen=True)
 class Crop:
-    """The image box pose runs on, in full-image pixels (x1, y1 exclusive)."""
+    """The image box pose runs on, in full-image pixels (x1, y1 exclusive), and the quarter turns (counter-clockwise,
+    as `np.rot90`) that stand it upright: the table's side of the line up, as a player at the line faces it."""
 
     x0: int
     y0: int
     x1: int
     y1: int
+    turns: int = 0
+
+    def cut(self, image: np.ndarray) -> np.ndarray:
+        """The crop of a full frame, turned upright (a copy: the frame may be reused once the loop moves on)."""
+        return np.ascontiguousarray(np.rot90(image[self.y0:self.y1, self.x0:self.x1], self.turns))
+
+    def to_image(self, person: Person) -> Person:
+        """A person found in the upright crop, in full-image pixels."""
+        corners = self._back(np.array([person.box[:2], person.box[2:]], float))
+        (x1, y1), (x2, y2) = corners.min(axis=0), corners.max(axis=0)
+        points = self._back(np.array([(k.x, k.y) for k in person.keypoints], float).reshape(-1, 2))
+        return replace(person, box=(float(x1), float(y1), float(x2), float(y2)),
+                       keypoints=tuple(replace(k, x=float(x), y=float(y))
+                                       for k, (x, y) in zip(person.keypoints, points)))
+
+    def _back(self, xy: np.ndarray) -> np.ndarray:
+        """Points of the upright crop (pixel centres) -> full-image pixels: the turns undone, then the box's offset."""
+        w, h = self.x1 - self.x0, self.y1 - self.y0
+        x, y = xy[:, 0], xy[:, 1]
+        turn = self.turns % 4
+        back = {0: (x, y), 1: (w - 1 - y, x), 2: (w - 1 - x, h - 1 - y), 3: (y, h - 1 - x)}[turn]
+        return np.column_stack(back) + [self.x0, self.y0]
+
+
+def side_of(points: Mapping[str, tuple[float, float]], at: Sequence[float]) -> str | None:
+    """"left" or "right": the side of a person's body an image point lies on, along the body's own right -> left
+    axis (the first pair of `SIDE_PAIRS` seen), from that pair's middle; None with no pair. The model names each
+    keypoint by the body's own side, whichever way the person faces the camera."""
+    for left, right in SIDE_PAIRS:
+        if left in points and right in points:
+            lp, rp = np.asarray(points[left], float), np.asarray(points[right], float)
+            axis = lp - rp
+            if np.hypot(*axis) >= 1.0:
+                return "left" if (np.asarray(at, float) - (lp + rp) / 2) @ axis > 0 else "right"
+    return None
+
+
+def upright_turns(calibration: Calibration, judge: PlayLineJudge, profile: TableProfile) -> int:
+    """Quarter turns (`np.rot90`) that bring the table's side of the Play Line up in the image: a player at the
+    line then stands upright in the crop, as the pose model saw people (an overhead camera across the table shows
+    them lying sideways, and the model missed most of them)."""
+    assert profile.play_line is not None
+    a, b = (np.asarray(p, float) for p in profile.play_line)
+    middle = (a + b) / 2
+    ends = calibration.board_to_image(np.array([middle, middle + 100.0 * np.asarray(judge.forward)]))
+    dx, dy = ends[1] - ends[0]
+    ups = []
+    for _ in range(4):  # each turn counter-clockwise takes an image direction (dx, dy) to (dy, -dx)
+        ups.append(-dy)
+        dx, dy = dy, -dx
+    return int(np.argmax(ups))
 
 
 def near_side_crop(calibration: Calibration, judge: PlayLineJudge, profile: TableProfile, margin_mm: float,
@@ -94,33 +148,22 @@ def near_side_crop(calibration: Calibration, judge: PlayLineJudge, profile: Tabl
     `margin_mm` past it, within the table's width plus the margin: the shooter, whatever the camera.
 
     Found on a grid of pixels mapped onto the board; pixels above the horizon (their ray never meets the
-    table) map behind the camera and are left out by the sign of the homography's scale.
+    table) are left out.
     """
     width, height = image_size
     u, v = np.meshgrid(np.linspace(0, width - 1, GRID[0]), np.linspace(0, height - 1, GRID[1]))
     px = np.column_stack([u.ravel(), v.ravel()])
-    flat = calibration.intrinsics.undistort_points(px) if calibration.intrinsics is not None else px
-    to_board = calibration.homography.array
     t = profile.table
-    centre_px = calibration.board_to_image(np.array([[(t.x_min + t.x_max) / 2, (t.y_min + t.y_max) / 2]]))
-    ahead = np.sign(to_board[2] @ [*centre_px[0], 1.0])
     board = calibration.image_to_board(px)
-    keep = ((np.sign(np.column_stack([flat, np.ones(len(flat))]) @ to_board[2]) == ahead)
-            & (judge.beyond_mm(board) <= margin_mm)
+    keep = (calibration.below_horizon(px) & (judge.beyond_mm(board) <= margin_mm)
             & (board[:, 0] >= t.x_min - margin_mm) & (board[:, 0] <= t.x_max + margin_mm))
+    turns = upright_turns(calibration, judge, profile)
     if not keep.any():  # the line is out of view: the whole frame
-        return Crop(0, 0, width, height)
+        return Crop(0, 0, width, height, turns)
     step_u, step_v = (width - 1) / (GRID[0] - 1), (height - 1) / (GRID[1] - 1)
     kept = px[keep]
     return Crop(int(max(0, kept[:, 0].min() - step_u)), int(max(0, kept[:, 1].min() - step_v)),
-                int(min(width, kept[:, 0].max() + step_u + 1)), int(min(height, kept[:, 1].max() + step_v + 1)))
-
-
-def shifted(person: Person, dx: float, dy: float) -> Person:
-    """A person found in a crop, in full-image pixels."""
-    x1, y1, x2, y2 = person.box
-    return replace(person, box=(x1 + dx, y1 + dy, x2 + dx, y2 + dy),
-                   keypoints=tuple(replace(k, x=k.x + dx, y=k.y + dy) for k in person.keypoints))
+                int(min(width, kept[:, 0].max() + step_u + 1)), int(min(height, kept[:, 1].max() + step_v + 1)), turns)
 
 
 @dataclass
@@ -300,8 +343,8 @@ class PoseWatch:
         if self._worker is None:
             self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pose-worker")
         c = self._crop
-        crop = image[c.y0:c.y1, c.x0:c.x1].copy()  # the frame may be reused once the loop moves on
-        self._runs.append(_Run(t, c, self._calibration, self._thumbnail(image), self._worker.submit(self._run, crop)))
+        run = self._worker.submit(self._run, c.cut(image))
+        self._runs.append(_Run(t, c, self._calibration, self._thumbnail(image), run))
         self.calls += 1
 
     def _run(self, crop: np.ndarray) -> list[Person]:
@@ -331,7 +374,7 @@ class PoseWatch:
         assert self._judge is not None
         if not run.people.done():
             self.waits += 1
-        people = [shifted(p, run.crop.x0, run.crop.y0) for p in run.people.result()]  # raises the worker's error
+        people = [run.crop.to_image(p) for p in run.people.result()]  # raises the worker's error
         self._people = people
         reach = self._judge.shooter(people)
         if reach and max(r.beyond_mm for r in reach) > -self.config.pose_arm_mm:
@@ -398,9 +441,10 @@ class PoseWatch:
     def _part_at(self, reach: StripReach) -> str:
         """The body part a shape past the line is, from the latest pose run: of the person whose body is nearest where
         the shape crosses the line, the head if its tip is by the head, else the hand on the side of the arm nearest
-        the tip; "hand" (side unknown) if pose saw no arm: the pixels call only shapes no wider than an arm."""
+        the tip, or, where pose saw no arm, on the side of the body the shape crosses the line on (`side_of`);
+        "hand" (side unknown) if pose saw neither: the pixels call only shapes no wider than an arm."""
         assert self._calibration is not None
-        best: tuple[float, dict[str, np.ndarray]] | None = None
+        best: tuple[float, dict[str, np.ndarray], dict[str, tuple[float, float]]] | None = None
         for person in self._people:
             points = {k.name: (k.x, k.y) for k in person.keypoints
                       if k.confidence >= self.settings.min_keypoint_confidence}
@@ -409,10 +453,10 @@ class PoseWatch:
             board = dict(zip(points, self._calibration.image_to_board(np.array(list(points.values()), float))))
             gap = min(float(np.hypot(*(p - reach.root))) for p in board.values())
             if best is None or gap < best[0]:
-                best = (gap, board)
+                best = (gap, board, points)
         if best is None:
             return "hand"  # the pixels call only shapes no wider than an arm
-        board = best[1]
+        _, board, points = best
         tip = np.array(reach.tip)
         head = [board[name] for name in HEAD_KEYPOINTS if name in board]
         arms = {name: float(np.hypot(*(board[name] - tip))) for name in board
@@ -422,9 +466,10 @@ class PoseWatch:
             to_head = float(np.hypot(*(np.mean(head, axis=0) - tip)))
             if to_head <= HEAD_REACH_MM and (nearest_arm is None or to_head <= arms[nearest_arm]):
                 return "head"
-        if nearest_arm is None:
-            return "hand"
-        return f"{nearest_arm.split('_')[0]}_hand"
+        if nearest_arm is not None:
+            return f"{nearest_arm.split('_')[0]}_hand"
+        side = side_of(points, self._calibration.board_to_image(np.array([reach.root], float))[0])
+        return "hand" if side is None else f"{side}_hand"
 
     def _due(self, t: float, image: np.ndarray) -> bool:
         """Every look in a release window; an idle look only if the crop changed since nobody was at the line."""

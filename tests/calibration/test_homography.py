@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from calibration.calibrate import calibrate_points
 from calibration.homography import CalibrationError, solve
 
 HD = (1920, 1080)
@@ -55,3 +56,16 @@ def test_collapsed_table(starcluster):
     image = np.array([[100, 100], [101, 100], [101, 100.5], [100, 100.5]])
     with pytest.raises(CalibrationError, match="degenerate homography"):
         solve(image, board, starcluster.table, HD, ransac_px=None)
+
+
+def test_pixels_above_the_horizon_are_told_apart(starcluster, make_camera):
+    """A low camera sees the table's plane up to its horizon: pixels below it map onto the board in front of the
+    camera, pixels above it map (through the homography) behind the camera, and `below_horizon` says which."""
+    camera = make_camera((320, -900, 250), (320, 600, 0), 1300, HD)
+    corners = np.array([[0, 0], [640, 0], [640, 1300], [0, 1300], [320, 650]], float)
+    cal = calibrate_points(camera.project_board(corners), corners, starcluster, HD)
+    far = camera.project(np.array([[320.0, 1e6, 0.0]]))[0]  # the horizon, straight ahead
+    assert 0 < far[1] < HD[1]
+    below, above = (far[0], far[1] + 40), (far[0], far[1] - 40)
+    assert cal.below_horizon(np.array([below, above])).tolist() == [True, False]
+    assert cal.below_horizon(camera.project_board(corners)).all()

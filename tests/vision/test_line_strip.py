@@ -2,6 +2,8 @@
 (vision/pose_watch.py), on real pixels: rendered tables with real photographs of people and drawn arms held above
 the table (simulation/line_reach.py), refereed with the real colour detector and the real pose model."""
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 import pytest
@@ -94,6 +96,61 @@ def test_light_shadow_and_a_shaking_camera_are_not_a_body(table):
     assert reach is not None and 60 < reach.beyond_mm < 100
 
 
+def _band(camera, profile, x0: float, x1: float, behind: float, past: float) -> np.ndarray:
+    """The image mask of a band of the table from `behind` mm short of the Play Line to `past` mm past it."""
+    line_y = profile.play_line[0][1]
+    corners = np.array([[x0, line_y - behind], [x1, line_y - behind], [x1, line_y + past], [x0, line_y + past]])
+    polygon = cv2.perspectiveTransform(corners[None], camera.plane_homography())[0].astype(np.int32)
+    mask = np.zeros((720, 1280), np.uint8)
+    cv2.fillPoly(mask, [polygon], 1)
+    return mask.astype(bool)
+
+
+def test_a_white_sleeve_over_a_light_table_is_a_body_not_a_lamp(table):
+    """White over a light table keeps the table's chromaticity, as a lamp's light does: brighter than a lamp makes
+    the table round it (`light_max_brighter`), it is a body (a white glove was lost so, and a reach went uncalled)."""
+    profile, camera, image, calibration = table
+    dim = (image * 0.7).astype(np.uint8)  # room to brighten without clipping (which would change the tint)
+    strip = LineStrip(calibration, profile, SETTINGS, (1280, 720))
+    strip.update(dim)
+    band = _band(camera, profile, 250.0, 380.0, 200.0, 150.0)
+    lamp = dim.copy()
+    lamp[band] = (lamp[band] * 1.15).astype(np.uint8)  # a lamp's pool of light over the line
+    assert strip.update(lamp) is None
+    white = dim.copy()
+    white[band] = (white[band] * 1.4).astype(np.uint8)
+    reach = strip.update(white)
+    assert reach is not None and 60 < reach.beyond_mm < 100  # 150 mm past on the table, seen at a hand's height
+
+
+def test_where_a_shadow_stood_and_left_is_no_body(table):
+    """A shadow that stood over the line for a second is learned slowly, as light: when it moves on, the table it
+    uncovers is not brighter than its picture by more than a lamp would make it (learned at the rate of a table
+    where nothing differs, it was: a false call on an overhead composite)."""
+    profile, camera, image, calibration = table
+    strip = LineStrip(calibration, profile, SETTINGS, (1280, 720))
+    strip.update(image)
+    shadow = image.copy()
+    band = _band(camera, profile, 250.0, 380.0, 200.0, 150.0)
+    shadow[band] = (shadow[band] * 0.6).astype(np.uint8)
+    assert all(strip.update(shadow) is None for _ in range(30))
+    reach = strip.update(image)
+    assert reach is None or reach.beyond_mm <= SETTINGS.margin_mm
+
+
+def test_a_ball_found_beside_an_arm_at_the_line_does_not_cut_it_off(table):
+    """The detector may find a ball in a glove or on the line beside a hand (here where the strip sees the line, at
+    a hand's height): its disc is no part of the reach, but the arm past it is still rooted behind the line."""
+    profile, camera, image, calibration = table
+    strip = LineStrip(calibration, replace(profile, ball_diameter_mm=40.0), SETTINGS, (1280, 720))  # a wide disc
+    strip.update(image)
+    arm = image.copy()
+    arm[_band(camera, profile, 300.0, 330.0, 200.0, 150.0)] = (40, 40, 40)  # a sleeve 30 mm wide
+    ball = camera.project(np.array([[315.0, profile.play_line[0][1], SETTINGS.hand_height_mm]]))[0][0]
+    reach = strip.update(arm, [(float(ball[0]), float(ball[1]), 8.0)])
+    assert reach is not None and 60 < reach.beyond_mm < 100
+
+
 def test_a_player_standing_at_the_line_is_left_to_the_keypoints(table):
     """From behind the player, a head above the table behind the line hides the table past it (the committed
     samples' player stands so, hair seen 150 mm past the line): a shape that wide is not judged on pixels."""
@@ -154,6 +211,8 @@ def test_the_fused_judge_on_composites_with_the_real_pose_model(clips):
 def test_bad_strip_settings_are_clear_errors():
     with pytest.raises(InputError, match="shadow_min_ratio"):
         LineStripSettings(shadow_min_ratio=1.5)
+    with pytest.raises(InputError, match="light_max_brighter"):
+        LineStripSettings(light_max_brighter=-0.1)
     with pytest.raises(InputError, match="learn_rate"):
         LineStripSettings(learn_rate=2.0)
     with pytest.raises(InputError, match="line_strip.margin_mm"):

@@ -222,6 +222,10 @@ class _Identity:
     def image_to_board(points_px):
         return np.asarray(points_px, float).reshape(-1, 2)
 
+    @staticmethod
+    def below_horizon(points_px):
+        return np.ones(len(np.asarray(points_px).reshape(-1, 2)), bool)
+
 
 def _judge(**settings) -> PlayLineJudge:
     return PlayLineJudge(_Identity(), load_profile("starcluster"), PlayLineSettings(**settings))  # line at y=200
@@ -272,6 +276,20 @@ def test_the_shooter_is_the_person_reaching_furthest_and_parts_follow_priority()
     assert call.body_part == "right_wrist"  # the head is further over, but hands and wrists come first
     unsure = _person({"nose": (300, 320)}, confidence=0.3)
     assert _judge(frames_to_call=1, window_frames=1).update(0.0, [unsure], True) is None
+
+
+def test_limbs_seen_only_past_the_line_are_no_shooter():
+    """An umpire's arm from the table's side, found by the model as a person of two wrists, is not the shooter; the
+    same wrists with an elbow on the player's side are, and so is a body (a head) wherever it is."""
+    judge = _judge(frames_to_call=1, window_frames=1, parts=WRISTS_AND_HEAD)
+    arm = _person({"left_wrist": (300, 460), "right_wrist": (320, 470)})
+    assert not judge.may_shoot(arm) and judge.shooter([arm]) == ()
+    assert judge.update(0.0, [arm], True) is None
+    reaching = _person({"left_wrist": (300, 460), "right_wrist": (320, 470), "left_elbow": (300, 150)})
+    assert judge.may_shoot(reaching)
+    assert judge.update(0.1, [reaching], True).body_part in ("left_wrist", "right_wrist")
+    leaning = _person({"nose": (300, 300), "left_wrist": (300, 460)})
+    assert judge.may_shoot(leaning)
 
 
 def test_bad_settings_are_clear_errors():

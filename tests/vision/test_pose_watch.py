@@ -5,6 +5,7 @@ behind it elsewhere)."""
 
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +17,12 @@ from calibration.profile import load_profile
 from referee.cli import main
 from referee.session import RefereeSession, RunSpec
 from rules.events import BallSighting, Location, Place, PlayLineCrossing, ShotStarted, Snapshot, TableSettled
+from simulation.line_reach import reach_clips, view
+from simulation.line_reach_eval import referee_clip
 from vision.config import DEFAULT_POSE_MODEL, PoseConfig, SourceConfig
 from vision.play_line import PlayLineJudge
 from vision.pose import COCO_KEYPOINTS, Keypoint, Person, PoseEstimator
-from vision.pose_watch import PoseWatch, near_side_crop, shifted
+from vision.pose_watch import PoseWatch, near_side_crop, side_of
 from vision.sources import FileSource, open_source
 from vision.video_io import VideoWriter
 
@@ -44,6 +47,14 @@ def head_at(calibration, profile, beyond_mm: float) -> Person:
     return Person((u - 50, v - 50, u + 50, v + 50), 0.9, keypoints)
 
 
+def in_crop(person: Person, crop) -> Person:
+    """A person in full-image pixels as the model finds it in the crop (this camera's crop is upright: no turns)."""
+    assert crop.turns == 0
+    x1, y1, x2, y2 = person.box
+    return replace(person, box=(x1 - crop.x0, y1 - crop.y0, x2 - crop.x0, y2 - crop.y0),
+                   keypoints=tuple(replace(k, x=k.x - crop.x0, y=k.y - crop.y0) for k in person.keypoints))
+
+
 class Scripted:
     """A pose model that sees the head where the script says at each time (in the crop it is given, as the
     real model does), and counts its runs. It runs on the watch's worker thread, so it reads the frame's time
@@ -64,8 +75,7 @@ class Scripted:
         t = (int(image[0, 0, 0]) + 256 * int(image[0, 0, 1])) / FPS
         self.runs.append(t)
         beyond = self.reach(t)
-        return [] if beyond is None else [shifted(head_at(self.calibration, self.profile, beyond),
-                                                  -self.crop.x0, -self.crop.y0)]
+        return [] if beyond is None else [in_crop(head_at(self.calibration, self.profile, beyond), self.crop)]
 
 
 def settled(t):
@@ -403,3 +413,50 @@ def test_the_session_runs_pose_live_on_a_live_source_and_stops_its_worker(short_
     assert not [t for t in threading.enumerate() if t.name.startswith("pose-worker")]
     times = [json.loads(line)["t"] for line in (tmp_path / "live" / "events.jsonl").read_text().splitlines()]
     assert times == sorted(times)
+
+
+@pytest.mark.parametrize("preset, turns", [("behind_play_line", 0), ("overhead", 1)])
+def test_the_crop_stands_the_player_upright(preset, turns):
+    """The table's side of the line is up in the crop pose is given, whatever way the camera looks along the line
+    (the overhead preset sees the line upright in the image, the table to its right), and what pose finds there
+    comes back to the pixels it stands on."""
+    v = view(preset)
+    judge = PlayLineJudge(v.calibration, v.profile)
+    crop = near_side_crop(v.calibration, judge, v.profile, 300.0, (v.table.shape[1], v.table.shape[0]))
+    assert crop.turns == turns
+    a, b = (np.array(p, float) for p in v.profile.play_line)
+    middle = (a + b) / 2
+    image = np.zeros_like(v.table)
+    near, far = v.calibration.board_to_image(np.array([middle - (0, 100), middle + (0, 100)]))
+    for (x, y), level in ((near, 100), (far, 200)):  # a dot short of the line, a brighter one past it
+        image[int(round(y)), int(round(x))] = level
+    cut = crop.cut(image)
+    (ny, nx), (fy, fx) = (np.argwhere(cut[..., 0] == level)[0] for level in (100, 200))
+    assert fy < ny - 20 and abs(fx - nx) < abs(fy - ny)  # past the line is up
+    keypoints = tuple(Keypoint(name, float(x), float(y), 0.9) for name, (x, y) in zip(("nose", "left_wrist"),
+                                                                                       ((nx, ny), (fx, fy))))
+    found = crop.to_image(Person((float(nx), float(fy), float(fx) + 1, float(ny) + 1), 0.9, keypoints))
+    assert [(k.x, k.y) for k in found.keypoints] == [(round(near[0]), round(near[1])), (round(far[0]), round(far[1]))]
+    x1, y1, x2, y2 = found.box
+    assert x1 <= min(near[0], far[0]) + 1 and x2 >= max(near[0], far[0]) - 1 and x1 < x2 and y1 < y2
+
+
+def test_a_head_over_the_line_seen_from_overhead_is_called_by_the_real_model():
+    """A photographed person leaning over the line, lying sideways in the overhead camera's image: the real pose
+    model found nobody on the crop as the camera sees it, and finds the head on the upright crop."""
+    clip = next(c for c in reach_clips(40, seed=3, kinds=["head_lean"])
+                if c.truth.preset == "overhead" and c.truth.person.startswith("bus"))
+    estimator = PoseEstimator(DEFAULT_POSE_MODEL, 1, input_px=PoseConfig().pose_input_px)
+    outcome = referee_clip(clip, estimator, strip=None)  # the keypoints alone
+    assert outcome.called == "head" and outcome.judges[0] == "keypoints"
+
+
+def test_the_side_of_a_body_comes_from_its_own_left_and_right():
+    """A person facing the camera has their left eye and ear on the image's right; one seen from behind on its left.
+    A point beside the body is on the side its own axis says, whichever way it faces; no pair, no side."""
+    facing = {"left_eye": (520.0, 300.0), "right_eye": (480.0, 300.0), "nose": (500.0, 310.0)}
+    behind = {"left_ear": (470.0, 300.0), "right_ear": (530.0, 300.0), "left_eye": (520.0, 300.0),
+              "right_eye": (480.0, 300.0)}  # the ears, the wider pair, are judged first
+    assert side_of(facing, (620.0, 250.0)) == "left" and side_of(facing, (380.0, 250.0)) == "right"
+    assert side_of(behind, (620.0, 250.0)) == "right" and side_of(behind, (380.0, 250.0)) == "left"
+    assert side_of({"nose": (500.0, 310.0), "left_eye": (520.0, 300.0)}, (620.0, 250.0)) is None
