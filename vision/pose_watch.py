@@ -93,7 +93,8 @@ class Crop:
 
     def cut(self, image: np.ndarray) -> np.ndarray:
         """The crop of a full frame, turned upright (a copy: the frame may be reused once the loop moves on)."""
-        return np.ascontiguousarray(np.rot90(image[self.y0:self.y1, self.x0:self.x1], self.turns))
+        return np.rot90(image[self.y0:self.y1, self.x0:self.x1], self.turns).copy()  # a view of a whole-width crop
+        # is contiguous already: np.ascontiguousarray would not copy it
 
     def to_image(self, person: Person) -> Person:
         """A person found in the upright crop, in full-image pixels."""
