@@ -22,7 +22,7 @@ from simulation.line_reach_eval import referee_clip
 from vision.config import DEFAULT_POSE_MODEL, PoseConfig, SourceConfig
 from vision.play_line import PlayLineJudge
 from vision.pose import COCO_KEYPOINTS, Keypoint, Person, PoseEstimator
-from vision.pose_watch import PoseWatch, near_side_crop, side_of
+from vision.pose_watch import Crop, PoseWatch, near_side_crop, side_of
 from vision.sources import FileSource, open_source
 from vision.video_io import VideoWriter
 
@@ -460,3 +460,12 @@ def test_the_side_of_a_body_comes_from_its_own_left_and_right():
     assert side_of(facing, (620.0, 250.0)) == "left" and side_of(facing, (380.0, 250.0)) == "right"
     assert side_of(behind, (620.0, 250.0)) == "right" and side_of(behind, (380.0, 250.0)) == "left"
     assert side_of({"nose": (500.0, 310.0), "left_eye": (520.0, 300.0)}, (620.0, 250.0)) is None
+
+
+def test_the_crop_handed_to_pose_is_a_copy():
+    """Pose runs on its worker while the loop goes on, and the frame may be reused: a whole-width crop, contiguous in
+    the frame, must still be copied."""
+    image = np.zeros((720, 1280, 3), np.uint8)
+    for crop in (Crop(0, 400, 1280, 720), Crop(0, 0, 540, 720, turns=1)):
+        cut = crop.cut(image)
+        assert not np.shares_memory(cut, image) and cut.flags["C_CONTIGUOUS"]
