@@ -161,6 +161,8 @@ class ColourDetectorConfig:
     """The colour detector's blobs (vision/detect/colour.py)."""
 
     analysis_radius_px: float = 5.0  # shrink the frame until the smallest ball has about this radius
+    min_ball_radius_px: float = 3.5  # a ball this small (radius, px) anywhere on the playing field is warned of at the
+    # start: it may be missed (Star Cluster variants whose far balls looked 2.4-3.2 px in radius all scored wrong)
     min_area: float = 0.25  # a blob smaller than this many expected ball areas is noise
     max_streak_radii: float = 9.0  # a blob too small to split, longer than this many radii, is a line, not a ball
     unknown_score: float = 0.25  # score cap of a ball whose colour matches no player

@@ -122,6 +122,13 @@ class BoardMapper:
         scale = np.sqrt(np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0])) / (2 * d)  # area of the mapped square
         return scale * self.radius_mm
 
+    def smallest_ball_radius_px(self) -> float:
+        """The apparent radius (px) of a ball resting where the playing field looks smallest: at one of its corners
+        (a ball's image shrinks with its depth, which is linear across the plane)."""
+        f = self.profile.playing_field
+        corners = np.array([[f.x_min, f.y_min], [f.x_max, f.y_min], [f.x_max, f.y_max], [f.x_min, f.y_max]], float)
+        return float(self.ball_radius_px(corners).min())
+
     def air_polygon_px(self, rect: Rect, hop_mm: float) -> np.ndarray:
         """Where a ball over board rectangle `rect` can appear in the image, resting or flying up to `hop_mm` above
         its resting height: the convex hull (N, 2) of the rectangle raised to ball-centre height and to `hop_mm`

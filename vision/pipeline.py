@@ -219,6 +219,12 @@ class VisionPipeline:
                                                     "or resume its record"))
             self._starts = {self.profile.locate(point).at: player for player, points in samples.items()
                             for point in points}
+            smallest, least = self._mapper.smallest_ball_radius_px(), self.config.detector.min_ball_radius_px
+            if smallest < least:
+                out.append(PipelineWarning(frame.t, f"a ball at the far end of the playing field looks "
+                                                    f"{2 * smallest:.1f} px across, under {2 * least:g}: balls that "
+                                                    "small may be missed; move the camera closer or film at a higher "
+                                                    "resolution, and review the calls", review=True))
         detections = [d for d in self._known_colours(found, frame.t, out)
                       if not self._hands.covers(d.u, d.v)]  # ball-coloured skin or sleeve, not a ball
         start = self.times.add("detect", start)

@@ -17,6 +17,7 @@ from calibration.profile import load_profile
 from referee.cli import main
 from referee.console.hub import ConsoleHub
 from referee.session import RefereeSession, RunSpec
+from rules.colours import parse_colour
 from rules.events import BallSighting, GameStart, Location, Place, PlayerSpec, Snapshot, TableSettled
 from simulation.camera import make_camera
 from simulation.realism import Realism
@@ -631,3 +632,29 @@ def test_the_play_lines_stripe_in_a_players_pink_is_not_glimpsed_as_a_gutter_bal
     assert _gutter_glimpses(tmp_path / "run") == []
     assert not [(e.t, b) for e in run.events if isinstance(e, TableSettled) for b in e.snapshot.balls
                 if b.confidence == PipelineConfig().settle.gutter_sighting_confidence]
+
+
+@pytest.mark.parametrize("folder, warned", [("variants/starcluster/v20", True), ("starcluster/play_line_foul", False)])
+def test_a_camera_too_far_for_its_balls_is_warned_of_at_the_start(folder, warned):
+    """The committed variant v20 (18.3 mm marbles, the table far from the camera) shows a ball at the playing field's
+    far end 6.1 px across, and its score is wrong: the first frame says so, for a person to review the calls. The
+    committed samples' smallest balls (8.6 px across) are not warned of."""
+    here = Path(__file__).resolve().parents[2] / "sample_videos" / folder
+    profile = load_profile(here / "profile.json") if (here / "profile.json").exists() else load_profile("starcluster")
+    image = next(iter(read_frames(here / "video.mp4"))).image
+    calibration = calibrate_markers(image, profile)
+    seats = json.loads((here / "truth.json").read_text())["events"][0]["players"]
+    players = [p["id"] for p in seats]
+    colours = {p["id"]: parse_colour(p["colour"], "test") for p in seats if "colour" in p}
+    pipeline = VisionPipeline(game_vision("starcluster"), profile, PipelineConfig(),
+                              lambda image, m, players, samples: make_detector("color", image, m, players, samples,
+                                                                               colours=colours or None),
+                              calibration=calibration)
+    pipeline.note(GameStart(0.0, players=tuple(PlayerSpec(p, side=s) for p, s in zip(players, ("right", "left")))))
+    frame = Frame(0, 0.0, image)
+    assert pipeline.find_table(frame, 0.0, "rendered")
+    said = [o.message for o in pipeline.observe(frame, players[0]).observations
+            if isinstance(o, PipelineWarning) and "px across" in o.message]
+    assert bool(said) is warned, said
+    smallest = BoardMapper(calibration, profile).smallest_ball_radius_px()
+    assert (smallest < PipelineConfig().detector.min_ball_radius_px) is warned
