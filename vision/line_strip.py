@@ -164,11 +164,12 @@ class LineStrip:
     def _ball_discs(self, shape: tuple[int, ...], balls: Sequence[tuple[float, float, float]]) -> np.ndarray:
         """The strip's pixels of the detected balls' discs (their contact points on the board, widened)."""
         discs = np.zeros(shape[:2], np.uint8)
-        for u, v, _ in balls:
-            x, y = self._board_to_strip(self._calibration_point((u, v)))
+        if balls:  # every ball's contact point at once: one homography call a frame
+            xs, ys = self._board_to_strip(self._at_hand_height(np.array([(u, v) for u, v, _ in balls], float)))
             r = self._ball_r_px
-            if -r <= x < shape[1] + r and -r <= y < shape[0] + r:
-                cv2.circle(discs, (int(round(x)), int(round(y))), int(np.ceil(r)), 1, -1)
+            for x, y in zip(xs, ys):
+                if -r <= x < shape[1] + r and -r <= y < shape[0] + r:
+                    cv2.circle(discs, (int(round(x)), int(round(y))), int(np.ceil(r)), 1, -1)
         return discs.astype(bool)
 
     def _furthest(self, count: int, labels: np.ndarray, stats: np.ndarray,
@@ -231,19 +232,20 @@ class LineStrip:
             was += rate * (now - was)
         self._last = strip
 
-    def _calibration_point(self, px: tuple[float, float]) -> np.ndarray:
-        """Where the ray through a detection's centre (undistorted pixels, as detections are) is at the strip's
-        height."""
-        plane = self._calibration.homography.to_board(np.array([px], float))
+    def _at_hand_height(self, px: np.ndarray) -> np.ndarray:
+        """Where the rays through detections' centres ((N, 2) undistorted pixels, as detections are) are at the
+        strip's height (board mm)."""
+        plane = self._calibration.homography.to_board(px)
         centre, height = self._camera
-        return (centre + (plane - centre) * (height - self.settings.hand_height_mm) / height)[0]
+        return centre + (plane - centre) * (height - self.settings.hand_height_mm) / height
 
     def _seen_at(self, points: np.ndarray, height_mm: float) -> np.ndarray:
         """Board points raised `height_mm` above the table -> where the camera sees them on the table plane."""
         centre, height = self._camera
         return centre + (points - centre) * height / (height - height_mm)
 
-    def _board_to_strip(self, board: np.ndarray) -> tuple[float, float]:
+    def _board_to_strip(self, board: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Board points (N, 2) mm -> their strip columns and rows."""
         rel = board - self._origin
         return ((rel @ self._along - self._u0) / self.settings.strip_mm_per_px,
                 (rel @ self._normal + self.settings.strip_behind_mm) / self.settings.strip_mm_per_px)
