@@ -61,9 +61,11 @@ def measure(folder: Path, out: Path, detector: str, pose: bool) -> dict:
         "peak_rss_mb": peak, "scored_peak_rss_mb": peak_rss_mb(), "eval": report.to_json(), "run_dir": str(out),
         "pose_runs": pose_watch.calls if pose_watch is not None else 0,
         "pose_run_s": pose_watch.run_seconds if pose_watch is not None else 0.0,
-        # blobs that kept an earlier measurement (balls lying still) and blobs measured (vision/detect/colour.py)
+        # blobs that kept an earlier measurement (balls lying still), blobs measured, and frames kept whole as quiet,
+        # no blob looked at (vision/detect/colour.py)
         "blobs": {"reused": getattr(session.pipeline.detector, "reused", None),
-                  "measured": getattr(session.pipeline.detector, "measured", None)},
+                  "measured": getattr(session.pipeline.detector, "measured", None),
+                  "quiet_frames": getattr(session.pipeline.detector, "quiet", None)},
     }
 
 

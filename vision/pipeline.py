@@ -208,7 +208,9 @@ class VisionPipeline:
         if isinstance(self.detector, ColourDetector):  # touching balls round a struck ball's place are split afresh
             self.detector.resplit_near = self._struck_px() if self.shots.play.shot_open \
                 and frame.t - self._struck_t <= RESPLIT_S else ()
-        found = self.detector.detect(frame.image, self._mask, steady, wanted)
+        # between a settle and the next motion a frame where nothing changed keeps the balls found before: while the
+        # table is yet to settle, a ball lost in a roll, faint and seen now and then, is looked for on every frame
+        found = self.detector.detect(frame.image, self._mask, steady, wanted, settled=self.settle.quiet)
         if known is not None:  # the first frame: the table before play
             self._bare = self._bare_table(frame.image, found, known)
             taken = self._learn_bare(frame.image, found, known)

@@ -73,7 +73,10 @@ class Detector(Protocol):
     name: str
 
     def detect(self, image: np.ndarray, mask: np.ndarray | None = None, steady: np.ndarray | None = None,
-               colours: Collection[str] | None = None) -> list[Detection]:
+               colours: Collection[str] | None = None, settled: bool = False) -> list[Detection]:
         """Balls in a BGR frame; `mask` (uint8, 255 = table) limits the search; `steady` (2x3) maps this frame's
         pixels onto the steadied image (camera shake taken out), for a backend that remembers where balls were;
-        `colours`: only balls of these colours are wanted (None: every colour, the unknown ones included)."""
+        `colours`: only balls of these colours are wanted (None: every colour, the unknown ones included);
+        `settled`: the frame is the next of a video whose balls the caller tracks (and tells the backend of those
+        not yet at rest), and the table has settled since a ball last moved: what the backend found on an earlier
+        frame may stand for one where nothing changed since."""

@@ -20,8 +20,9 @@ from simulation.trajectory import BallPose, HandPose, SimFrame
 from vision.config import ColourDetectorConfig, ConfigError, PipelineConfig
 from vision.detect import DETECTORS, make_detector
 from vision.games import game_vision
-from vision.detect.colour import (CHAIN, LAPSED_CALLS, SAME_CENTRE_PX, STILL_CALLS, STILL_MARGIN, ColourDetector,
-                                  _cell, _closed, _components, _lapsed, _Measured, _still, _unchanged)
+from vision.detect.colour import (CHAIN, LAPSED_CALLS, QUIET_AGREEING, SAME_CENTRE_PX, STILL_CALLS, STILL_MARGIN,
+                                  ColourDetector, _cell, _closed, _components, _lapsed, _Measured, _same_balls, _still,
+                                  _unchanged)
 from vision.detect.colour_model import BgrLabels
 from vision.mapping import BoardMapper
 
@@ -316,10 +317,12 @@ def test_a_blob_whose_pixels_did_not_change_keeps_its_measurement(pirate):
     assert detector.reused == reused and detector.measured > measured
 
 
-def _still_frame(pirate):
+def _still_frame(pirate, renderer=None):
     """A rendered Piratenbillard frame with four balls or more at rest and no hand, and the same frame with fresh
-    video noise (sigma 4 levels): the colour's edge flickers and moves centroids; the picture stays the same."""
-    _, match, renderer, _, _ = pirate
+    video noise (sigma 4 levels): the colour's edge flickers and moves centroids; the picture stays the same.
+    `renderer`: another than the module's (whose noise and light follow from the frames it rendered before)."""
+    _, match, shared, _, _ = pirate
+    renderer = renderer or shared
     still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls)
                  and sum(b.on_table for b in f.balls) >= 4)
     image, _ = renderer.render(still)
@@ -331,6 +334,136 @@ def _copy(detector, still_level):
     h, w = detector.mapper.calibration.image_size[::-1]
     return ColourDetector(detector.model, detector.mapper, (w, h), replace(detector.config, still_level=still_level),
                           detector.hop_mm)
+
+
+def _own_renderer(pirate):
+    """A renderer like the module's, for tests that would otherwise change what the module's renders next."""
+    profile, match, renderer, _, _ = pirate
+    return Renderer(profile, renderer.camera, renderer.realism, match.fps, 3)
+
+
+def test_a_quiet_frame_keeps_the_balls_of_the_frame_measured_last(pirate):
+    """With every ball at rest, a frame that differs from the last one measured by no more than the video's noise
+    (sigma 4 levels, which sends blobs to be measured again by their centroid) keeps that frame's balls, no blob
+    looked at, once `QUIET_AGREEING` measured frames in a row found the same balls; not round a ball not yet at
+    rest, not more than `quiet_max_frames` frames in a row, and only in the frame loop once the table has settled
+    (`settled`): a caller that tracks no ball, the settled-table reader, or the frame loop while the table is yet to
+    settle has every frame measured."""
+    image, noisy = _still_frame(pirate, _own_renderer(pirate))
+    detector = _copy(pirate[4], 5.0)
+    first = detector.detect(image, settled=True)
+    for _ in range(QUIET_AGREEING - 1):  # measured: too few frames before to agree with
+        second = detector.detect(noisy, settled=True)
+    measured, reused = detector.measured, detector.reused
+    assert len(first) >= 4 and len(second) == len(first) and detector.quiet == 0
+    assert detector.detect(noisy, settled=True) == second
+    assert detector.quiet == 1 and (detector.measured, detector.reused) == (measured, reused)
+
+    for _ in range(detector.config.quiet_max_frames - 1):
+        assert detector.detect(noisy, settled=True) == second
+    assert detector.quiet == detector.config.quiet_max_frames
+    detector.detect(noisy, settled=True)  # one frame too many: measured
+    assert detector.quiet == detector.config.quiet_max_frames
+    assert detector.measured + detector.reused > measured + reused
+
+    for settled in (False, True):
+        other = _copy(pirate[4], 5.0)
+        for _ in range(QUIET_AGREEING):  # measured frames enough that agree
+            other.detect(image, settled=settled)
+        if settled:  # and a ball not yet at rest
+            other.unsettled_near = [(first[0].u, first[0].v)]
+        assert other.detect(noisy, settled=settled) and other.quiet == 0
+
+
+def test_a_frame_is_kept_as_quiet_only_after_measured_frames_in_a_row_found_the_same_balls(pirate):
+    """A ball gone between two measured frames (lifted, or missed on one of them) leaves the next frames measured
+    however still they are, until `QUIET_AGREEING` measured frames in a row agree. `_same_balls` undoes the shake."""
+    profile, match, _, _, detector = pirate
+    renderer = _own_renderer(pirate)
+    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls)
+                 and sum(b.on_table for b in f.balls) >= 4)
+    gone = replace(still, balls=[b for b in still.balls if b is not next(x for x in still.balls if x.on_table)])
+    with_it, without = renderer.render(still)[0], renderer.render(gone)[0]
+    quiet = _copy(detector, 5.0)
+    found = quiet.detect(with_it, settled=True)
+    for _ in range(QUIET_AGREEING):
+        fewer = quiet.detect(without, settled=True)
+        assert len(fewer) == len(found) - 1 and quiet.quiet == 0  # the first of them disagreed with the frame before
+    quiet.detect(without, settled=True)
+    assert quiet.quiet == 1
+
+    shake = np.array([[1.0, 0, 15.0], [0, 1.0, -8.0], [0, 0, 1]])  # this frame's pixels -> the steadied image's
+    moved = [replace(d, u=d.u - 15.0, v=d.v + 8.0) for d in found]
+    assert _same_balls(found, np.eye(3), moved, shake)
+    assert not _same_balls(found, np.eye(3), moved[1:], shake)
+    assert not _same_balls(found, np.eye(3), moved, np.eye(3))  # the shake not undone: 17 px off, over half a radius
+    assert not _same_balls(found, np.eye(3), [replace(moved[0], colour="blue" if moved[0].colour == "red" else "red"),
+                                              *moved[1:]], shake)
+
+
+def test_a_ball_that_moved_makes_the_frame_measured_even_by_steps_too_small_to_see_one_at_a_time(pirate):
+    """A frame is quiet against the last frame measured, not the one before: a ball moved by half its diameter is
+    measured at once, and one creeping by steps that each look quiet is measured once the steps add up."""
+    profile, match, _, _, detector = pirate
+    renderer = _own_renderer(pirate)
+    still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls)
+                 and sum(b.on_table for b in f.balls) >= 4)
+    ball = next(b for b in still.balls if b.on_table)
+
+    def nudged(mm: float) -> np.ndarray:
+        return renderer.render(replace(still, balls=[replace(b, x=b.x + mm) if b is ball else b
+                                                     for b in still.balls]))[0]
+
+    def near(found, mm: float) -> bool:
+        u, v = detector.mapper.ball_centre_px(np.array([[ball.x + mm, ball.y]]))[0]
+        return any(np.hypot(d.u - u, d.v - v) < 3.0 for d in found)
+
+    image = nudged(0.0)
+
+    def settled_on_image() -> ColourDetector:
+        fresh = _copy(detector, 5.0)
+        for _ in range(QUIET_AGREEING):
+            fresh.detect(image, settled=True)
+        return fresh
+
+    jumped = settled_on_image()
+    half = profile.ball_diameter_mm / 2
+    found = jumped.detect(nudged(half), settled=True)
+    assert jumped.quiet == 0 and near(found, half)
+
+    step = 1.0  # mm: a quarter of a pixel of the analysis image here
+    once = settled_on_image()
+    once.detect(nudged(step), settled=True)
+    assert once.quiet == 1  # one step alone looks quiet
+    creeping = settled_on_image()
+    measured_at = []
+    for k in range(1, 13):
+        before = creeping.quiet
+        found = creeping.detect(nudged(k * step), settled=True)
+        if creeping.quiet == before:
+            measured_at.append(k)
+            assert near(found, k * step)
+    assert measured_at and measured_at[0] <= 8  # measured within 8 mm of creep, and found where it crept to
+
+
+def test_a_quiet_frame_keeps_its_balls_through_the_shake_the_steadying_undoes(pirate):
+    """The camera shook by a few pixels: given the steadying transform, the frame is quiet and its balls are those
+    measured before, moved by the shake; without it, the frame is measured."""
+    image, _ = _still_frame(pirate, _own_renderer(pirate))
+    dx, dy = 7.0, -4.0  # px: over two pixels of the analysis image
+    shaken = cv2.warpAffine(image, np.array([[1, 0, dx], [0, 1, dy]], float), image.shape[1::-1],
+                            borderMode=cv2.BORDER_REPLICATE)
+    steadied = _copy(pirate[4], 5.0)
+    for _ in range(QUIET_AGREEING):
+        first = steadied.detect(image, steady=np.array([[1.0, 0, 0], [0, 1.0, 0]]), settled=True)
+    kept = steadied.detect(shaken, steady=np.array([[1.0, 0, -dx], [0, 1.0, -dy]]), settled=True)
+    assert steadied.quiet == 1 and len(kept) == len(first)
+    assert all(np.hypot(k.u - f.u - dx, k.v - f.v - dy) < 1e-6 for k, f in zip(kept, first))
+    blind = _copy(pirate[4], 5.0)
+    for _ in range(QUIET_AGREEING):
+        blind.detect(image, settled=True)
+    blind.detect(shaken, settled=True)
+    assert blind.quiet == 0
 
 
 def test_a_still_blob_whose_centroid_wandered_keeps_its_measurement_while_its_picture_is_the_same(pirate):
@@ -649,6 +782,11 @@ def test_a_refine_radius_under_two_pixels_is_refused():
 def test_a_negative_still_level_is_refused():
     with pytest.raises(ConfigError, match="still_level"):
         ColourDetectorConfig(still_level=-1.0)
+
+
+def test_a_negative_quiet_level_is_refused():
+    with pytest.raises(ConfigError, match="quiet_level"):
+        ColourDetectorConfig(quiet_level=-1.0)
 
 
 @pytest.mark.parametrize("k", [1, 2, 4])

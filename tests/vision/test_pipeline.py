@@ -22,6 +22,7 @@ from simulation.realism import Realism
 from simulation.simulate import simulate_to
 from vision.cells import read_settled
 from vision.config import SettleConfig, SourceConfig
+from vision.detect.colour import ColourDetector
 from vision.evaluate import EvalConfig, load_run, load_truth, score_finals, score_shots, score_timing
 from vision.sources import FileSource, open_source
 from vision.types import Detection
@@ -62,7 +63,7 @@ class TruthDetector:
     def __call__(self, first_image, mapper, players, samples):  # the session's detector factory
         return self
 
-    def detect(self, image, mask=None, steady=None, colours=None):
+    def detect(self, image, mask=None, steady=None, colours=None, settled=False):
         balls = self.frames[min(self.index, len(self.frames) - 1)]["balls"]
         self.index += 1
         named = [(self.rename.get(self.owners[str(i)], self.owners[str(i)]), u, v, r)
@@ -150,6 +151,38 @@ def test_balls_an_arm_half_hid_are_read_once_the_hand_has_been_gone_for_the_debo
     truth, run = refereed_sample(SAMPLES / "piratenbillard" / "full_game", tmp_path)
     shots = score_shots(run.result["decisions"], truth.result["decisions"], EvalConfig())
     assert shots.correct == shots.truth == 16, shots.mistakes
+    assert score_finals(run.result, truth.result).exact
+
+
+def test_frames_are_kept_as_quiet_only_between_a_settle_and_the_next_shot(tmp_path, monkeypatch):
+    """piratenbillard/four_players through the pipeline: the frame loop lets the detector keep quiet frames
+    (`settled`) only once the table has settled, and most frames between a settle and the next strike are kept;
+    from a shot's start to its settle every frame is measured. The score is exact."""
+    calls = []
+    detect = ColourDetector.detect
+
+    def recorded(self, image, mask=None, steady=None, colours=None, settled=False):
+        before = self.quiet
+        found = detect(self, image, mask, steady, colours, settled)
+        if mask is not None:  # the frame loop's call (the settled-table reader looks at the whole box)
+            calls.append((settled, self.quiet > before))
+        return found
+
+    monkeypatch.setattr(ColourDetector, "detect", recorded)
+    truth, run = refereed_sample(SAMPLES / "piratenbillard" / "four_players", tmp_path)
+    times = [float(json.loads(line)["t"]) for line in (tmp_path / "tracks.jsonl").read_text().splitlines()]
+    assert len(times) == len(calls)
+    events = [(e.t, e.TYPE) for e in run.events if e.TYPE in ("table_settled", "shot_started")]
+    open_shots = [(t, next((u for u, kind in events if kind == "table_settled" and u > t), np.inf))
+                  for t, kind in events if kind == "shot_started"]
+    first_settle = min(t for t, kind in events if kind == "table_settled")
+    for t, (settled, kept) in zip(times, calls):
+        assert settled or not kept
+        assert not settled or t > first_settle
+        assert not kept or not any(start < t <= end for start, end in open_shots), t
+    between = [kept for t, (settled, kept) in zip(times, calls)
+               if t > first_settle and not any(start <= t <= end for start, end in open_shots)]
+    assert sum(between) > len(between) / 2
     assert score_finals(run.result, truth.result).exact
 
 

@@ -41,6 +41,20 @@ is not a chain of `CHAIN` balls or more (`_same_blob`): touching balls flicker b
 video's noise, and on the 4-player board a pair's blob was split afresh each time it merged again. A cell keeps every
 blob lapsed round it.
 
+Once the table has settled, a quiet frame of the frame loop (`settled`) is not looked at blob by blob: with every
+ball at rest (no `unsettled_near`, no `resplit_near`), when the analysis image (blurred over 3x3) lies nowhere under
+the view's mask more than `quiet_level` outside the range of the last measured frame's image round each pixel (3x3,
+per channel), the camera's shake since undone as a whole-pixel shift, the balls found then are the balls now, moved by
+the shake (`_quiet`). The test is against the measured frame, not the one before, so a creep or a lighting drift adds
+up until it is seen; a frame is measured at least every `quiet_max_frames` frames, and none is kept unless the last
+`QUIET_AGREEING` measured found the same balls (`_same_balls`): what comes and goes with the video's noise is looked
+for on every frame (after two, piratenbillard_v22 kept a ninth ball split off a row seen end on, and three readings
+were dropped as impossible). Before the table settles nothing is kept: starcluster_v31's last marble, lost in its
+roll and found again on one frame in three, crept a millimetre a second, too little to change the picture, and was
+kept missed until the table settled without it. Most frames between a settle and the next shot are quiet, and on the
+4-player board measuring them was most of the frame loop: blobs whose centroid or picture changed with the video's
+noise were measured afresh.
+
 Touching balls that overlap in the image (a full row seen end on from a low camera) cover their blob about as
 well split one way as another, so a split found afresh on every frame changes its count and centres with the
 video's noise. A blob of `CHAIN` balls or more measured afresh keeps the balls a split found before (on the last
@@ -96,6 +110,9 @@ STILL_CALLS = 30  # ... and measured at most this many calls (frames) before: a 
 # balls flicker between one blob and two with the video's noise, and were split afresh each time they merged again
 LAPSED_CALLS = 30
 UNSETTLED_RADII = 3.0  # a blob this many of its radii from a ball not yet at rest is judged by its centroid alone
+STABLE_RADII = 0.5  # two measured frames found the same ball within this many of its radii (`_same_balls`)
+QUIET_AGREEING = 3  # a frame is kept as quiet once this many measured frames in a row found the same balls
+_KERNEL3 = np.ones((3, 3), np.uint8)  # a pixel's neighbours: a measured frame's range round each (`_Quiet`)
 _FLOOR_SHIFT = 3  # the floor's colours (`learn_floor`) in steps of 8 per channel ...
 _FLOOR_BINS = 256 >> _FLOOR_SHIFT
 _CELL = 4  # analysis pixels: blobs measured before are looked up by the cell of their centroid
@@ -153,6 +170,24 @@ class _View:
     seen_at: int = 0  # the detector's call that measured `measured` (or `splits`)
     # blobs measured on an earlier call and not seen since, with the call they were last seen on (`LAPSED_CALLS`)
     lapsed: dict[tuple[int, int, int], list[tuple[_Measured, int]]] = field(default_factory=dict)
+    quiet: _Quiet | None = None  # the last frame this view measured, to tell a quiet frame by (`_quiet`)
+
+
+@dataclass(frozen=True)
+class _Quiet:
+    """A frame a view measured: its analysis image under the view's box, its steadying transform (3x3, full-frame
+    pixels -> the steadied image's), the detector's frame it was (`ColourDetector.frames`), the colours asked for, the
+    balls found, and whether the measured frame before found the same. `low` and `high`: its image's least and
+    greatest value round each pixel (3x3, per channel), made when a frame is first tested against it."""
+
+    image: np.ndarray
+    steady: np.ndarray
+    frame: int
+    colours: frozenset[str] | None
+    found: tuple[Detection, ...]
+    agreeing: int  # measured frames in a row, this one's included, that found the same balls (`_same_balls`)
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
 
 
 VIEWS = 2  # masks whose views are kept: the pipeline's and the settled-table reader's
@@ -228,6 +263,8 @@ class ColourDetector:
         self.unsettled_near: Sequence[tuple[float, float]] = ()
         self.reused = 0  # blobs that kept an earlier measurement, and blobs measured: for the benchmark
         self.measured = 0
+        self.quiet = 0  # frames kept as quiet (`_quiet`)
+        self.frames = 0  # `detect` calls, quiet frames too
 
     @classmethod
     def learn(cls, image: np.ndarray, mapper: BoardMapper, players: Sequence[str],
@@ -271,6 +308,7 @@ class ColourDetector:
         table's from then on, so it neither joins the balls on it into one blob nor stands as a ball of its own.
         Only for players whose every ball lies where `known` (player -> (u, v, r) px) says; away means further
         than `paint_clear_radii` from those and from every other ball `found` ((u, v, r) px) on the frame."""
+        self._unquiet()
         self.paint = np.zeros((self.size[1], self.size[0]), np.uint8)
         self._painted = False
         if not known:
@@ -432,6 +470,7 @@ class ColourDetector:
         settled reading was dropped as impossible) are the floor's there from then on, give or take a step of 8
         in each of B, G and R (`_FLOOR_SHIFT`: lighting drift). Only beyond the edge, where no ball rests in
         play: on the table the colour model decides as before."""
+        self._unquiet()
         self._floor = None
         small = self._shrink(image)
         labels = self._classify(small)
@@ -466,12 +505,15 @@ class ColourDetector:
     # ------------------------------------------------------------------ per frame
 
     def detect(self, image: np.ndarray, mask: np.ndarray | None = None, steady: np.ndarray | None = None,
-               colours: Collection[str] | None = None) -> list[Detection]:
+               colours: Collection[str] | None = None, settled: bool = False) -> list[Detection]:
         """Balls in a BGR frame; `mask` (uint8, 255 = look here, full frame size) narrows the table mask;
         `steady` (2x3, full-frame pixels of this frame -> the steadied image's) takes camera shake out of the
         test of which blobs are where they were; `colours`: the players' colours (or "unknown") wanted, None:
         all. Blobs of a colour not wanted are not measured at all (with a player at the Play Line, the blobs of
-        the colour no player has, skin and clothes, were most of what a Star Cluster frame measured)."""
+        the colour no player has, skin and clothes, were most of what a Star Cluster frame measured).
+        `settled`: the frame loop's call (which keeps `unsettled_near` up to date) while the table has settled since
+        a ball last moved: a quiet frame may keep the balls of the last one measured (`_quiet`). A settle's reading,
+        read once, is always measured."""
         bx0, by0, bx1, by1 = self.box
         view = self._view(mask)
         keep, (sx0, sy0, sx1, sy1) = view.keep, view.box
@@ -481,6 +523,14 @@ class ColourDetector:
             small = image[by0 + sy0:by0 + sy1, bx0 + sx0:bx0 + sx1]
         else:  # shrink the whole box (so the pixels are those of the full box), then cut
             small = self._shrink(image)[sy0:sy1, sx0:sx1]
+        now = np.eye(3) if steady is None else np.vstack([steady, [0.0, 0.0, 1.0]])
+        asked = None if colours is None else frozenset(colours)
+        self.frames += 1
+        blurred = cv2.GaussianBlur(small, (3, 3), 0) if settled and self.config.quiet_level > 0 else None
+        if blurred is not None:
+            kept = self._quiet(view, blurred, now, asked)
+            if kept is not None:
+                return kept
         labels = cv2.bitwise_and(self._classify(small), keep)
         if self._painted:  # a player's colour painted on the table is the table's
             labels[labels == self.paint[sy0:sy1, sx0:sx1]] = BACKGROUND
@@ -507,7 +557,53 @@ class ColourDetector:
         self._calls += 1
         view.lapsed = _lapsed(view.lapsed, view.measured, view.seen_at, measured, self._calls)
         view.measured, view.splits, view.seen_at = measured, {}, self._calls
-        return self._one_per_ball(_apart(out))
+        found = self._one_per_ball(_apart(out))
+        before = view.quiet
+        view.quiet = None if blurred is None else _Quiet(
+            blurred, now, self.frames, asked, tuple(found),
+            before.agreeing + 1 if before is not None and _same_balls(before.found, before.steady, found, now) else 1)
+        return found
+
+    def _quiet(self, view: _View, blurred: np.ndarray, now: np.ndarray,
+               colours: frozenset[str] | None) -> list[Detection] | None:
+        """The balls of a quiet frame (see the module docstring): those the view found on the last frame it measured,
+        moved by the camera's shake since; None when this frame is to be measured. `blurred`: this frame's analysis
+        image under the view's box, blurred over 3x3 (resampled by the shake, a thin line's values change, not only
+        its place); `now`: its steadying transform (3x3)."""
+        then = view.quiet
+        if then is None or then.agreeing < QUIET_AGREEING or then.colours != colours \
+                or self.frames - then.frame > self.config.quiet_max_frames or self.unsettled_near or self.resplit_near:
+            return None
+        assert view.keep is not None
+        bx0, by0 = self.box[:2]
+        sx0, sy0 = view.box[:2]
+        to_cut = np.array([[self.scale, 0, (0.5 - bx0) * self.scale - 0.5 - sx0],
+                           [0, self.scale, (0.5 - by0) * self.scale - 0.5 - sy0], [0, 0, 1]])
+        # a pixel of this frame -> where it showed on the measured one, both in the cut's pixels: the shake since,
+        # taken as a whole-pixel shift when that is within a pixel everywhere (the range round each pixel holds it)
+        back = to_cut @ np.linalg.inv(then.steady) @ now @ np.linalg.inv(to_cut)
+        h, w = blurred.shape[:2]
+        corners = np.array([[0, 0, 1], [w - 1, 0, 1], [0, h - 1, 1], [w - 1, h - 1, 1]], float).T
+        moved = (back @ corners)[:2] - corners[:2]
+        dx, dy = (int(round(float(np.mean(m)))) for m in moved)
+        if np.abs(moved - [[dx], [dy]]).max() > 1.0 or abs(dx) >= w or abs(dy) >= h:
+            return None
+        if then.low is None:
+            then = view.quiet = replace(then, low=cv2.erode(then.image, _KERNEL3),
+                                        high=cv2.dilate(then.image, _KERNEL3))
+        assert then.low is not None and then.high is not None
+        x0, x1, y0, y1 = max(0, -dx), min(w, w - dx), max(0, -dy), min(h, h - dy)
+        here = blurred[y0:y1, x0:x1]
+        low, high = then.low[y0 + dy:y1 + dy, x0 + dx:x1 + dx], then.high[y0 + dy:y1 + dy, x0 + dx:x1 + dx]
+        keep = view.keep[y0:y1, x0:x1]
+        level = self.config.quiet_level
+        if cv2.norm(cv2.subtract(low, here), cv2.NORM_INF, mask=keep) > level \
+                or cv2.norm(cv2.subtract(here, high), cv2.NORM_INF, mask=keep) > level:
+            return None
+        self.quiet += 1
+        ahead = np.linalg.inv(now) @ then.steady  # the measured frame's pixels -> this frame's
+        return [replace(d, u=float(ahead[0, 0] * d.u + ahead[0, 1] * d.v + ahead[0, 2]),
+                        v=float(ahead[1, 0] * d.u + ahead[1, 1] * d.v + ahead[1, 2])) for d in then.found]
 
     def _one_per_ball(self, found: list[Detection]) -> list[Detection]:
         """On a table where balls do not stack, two balls lie at least a diameter apart on the board: of two players'
@@ -533,6 +629,12 @@ class ColourDetector:
         for view in self._views:
             view.splits = {key: m for key, m in view.measured.items() if m.split is not None} or view.splits
             view.measured, view.lapsed = {}, {}
+        self._unquiet()
+
+    def _unquiet(self) -> None:
+        """The next frame is measured, not kept as quiet: what a frame's colours read as changed."""
+        for view in self._views:
+            view.quiet = None
 
     def _shrink(self, image: np.ndarray) -> np.ndarray:
         """The frame's detection box at the analysis scale: halved (block averages) while 2x or more is left, then
@@ -877,6 +979,21 @@ def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.nda
     with np.errstate(invalid="ignore", divide="ignore"):
         centroids = np.column_stack([np.bincount(ids, xs, count), np.bincount(ids, ys, count)]) / area[:, None]
     return count, comp, stats, centroids
+
+
+def _same_balls(before: Sequence[Detection], then: np.ndarray, now: Sequence[Detection], steady: np.ndarray) -> bool:
+    """Did two frames (their steadying transforms `then` and `steady`, 3x3) show the same balls: as many of each
+    colour, each within `STABLE_RADII` of its radius of one of the other's, the shake undone?"""
+    if sorted(d.colour for d in before) != sorted(d.colour for d in now):
+        return False
+    if not now:
+        return True
+    a = cv2.transform(np.array([[(d.u, d.v) for d in before]], float), then[:2])[0]
+    b = cv2.transform(np.array([[(d.u, d.v) for d in now]], float), steady[:2])[0]
+    gap = np.hypot(*(a[:, None, :] - b[None, :, :]).transpose(2, 0, 1))
+    same = np.array([[x.colour == y.colour for y in now] for x in before])
+    reach = np.array([d.radius_px for d in now]) * STABLE_RADII
+    return bool(np.all(np.any(same & (gap <= reach[None, :]), axis=0)))
 
 
 def _lapsed(lapsed: dict[tuple[int, int, int], list[tuple[_Measured, int]]],
