@@ -101,12 +101,14 @@ def speed_table(results: dict) -> str:
             continue
         latency = r["eval"]["timing"]["after_rest_ms"]
         runs = r.get("pose_runs", 0)  # pose runs only now and then: its cost per run and runs per video second
+        quiet = (r.get("blobs") or {}).get("quiet_frames")  # frames the detector kept whole (a colour detector's)
         rows.append([name, r["size"], r["frames"], r["fps"], r["rtf"], *(r["stage_ms"].get(s) for s in stages),
                      runs / r["duration_s"] if r["duration_s"] else None,
                      1000 * r.get("pose_run_s", 0.0) / runs if runs else None,
+                     None if quiet is None or not r["frames"] else f"{100 * quiet / r['frames']:.0f}%",
                      r["peak_rss_mb"], latency["mean"], latency["max"]])
     return table(["sample", "size", "frames", "fps", "x RT", *(f"{s} ms" for s in stages), "pose runs/s",
-                  "ms/pose run", "peak MB", "rest->settle ms", "max ms"], rows)
+                  "ms/pose run", "quiet frames", "peak MB", "rest->settle ms", "max ms"], rows)
 
 
 def accuracy_table(results: dict) -> str:
