@@ -177,7 +177,7 @@ class _View:
 class _Quiet:
     """A frame a view measured: its analysis image under the view's box, its steadying transform (3x3, full-frame
     pixels -> the steadied image's), the detector's frame it was (`ColourDetector.frames`), the colours asked for, the
-    balls found, and whether the measured frame before found the same. `low` and `high`: its image's least and
+    balls found, and how many measured frames in a row found the same. `low` and `high`: its image's least and
     greatest value round each pixel (3x3, per channel), made when a frame is first tested against it."""
 
     image: np.ndarray
