@@ -41,6 +41,7 @@ from vision.config import PipelineConfig, SettleConfig
 from vision.detect.colour import ColourDetector
 from vision.games import GameVision
 from vision.mapping import BoardMapper
+from vision.numeric import Halvings
 from vision.pose_watch import PoseWatch
 from vision.settle import HandWatch, Settle, SettleWatch
 from vision.shots import ShotSegmenter
@@ -201,7 +202,8 @@ class VisionPipeline:
         else:
             known = None
         start = time.perf_counter()
-        hand = self._hands.update(frame.image, frame.t)
+        halvings = Halvings(frame.image)  # the hand watch and the detector shrink the same frame
+        hand = self._hands.update(frame.image, frame.t, halvings)
         steady = self._stabiliser.transform if self._stabiliser is not None else None
         # once a colour no player has was reported, only the players' colours are asked for (`_known_colours`)
         wanted = self.players if self.players and self._unknown_colours else None
@@ -210,7 +212,8 @@ class VisionPipeline:
                 and frame.t - self._struck_t <= RESPLIT_S else ()
         # between a settle and the next motion a frame where nothing changed keeps the balls found before: while the
         # table is yet to settle, a ball lost in a roll, faint and seen now and then, is looked for on every frame
-        found = self.detector.detect(frame.image, self._mask, steady, wanted, settled=self.settle.quiet)
+        found = self.detector.detect(frame.image, self._mask, steady, wanted, settled=self.settle.quiet,
+                                     halvings=halvings)
         if known is not None:  # the first frame: the table before play
             self._bare = self._bare_table(frame.image, found, known)
             taken = self._learn_bare(frame.image, found, known)

@@ -32,7 +32,7 @@ import numpy as np
 from calibration.geometry import Rect
 from rules.events import Place
 from vision.config import HandConfig, SettleConfig
-from vision.numeric import block_means
+from vision.numeric import Halvings, block_means
 from vision.track import TIME_EPS_S
 from vision.types import BoardBall, Track, TrackState
 
@@ -113,16 +113,18 @@ class HandWatch:
         x, y = int(u * self.scale) - self.cut[0], int(v * self.scale) - self.cut[1]
         return 0 <= y < self.foreground.shape[0] and 0 <= x < self.foreground.shape[1] and bool(self.foreground[y, x])
 
-    def update(self, image: np.ndarray, t: float) -> bool:
+    def update(self, image: np.ndarray, t: float, halvings: Halvings | None = None) -> bool:
         """Is a hand over the table at time `t` (seconds)? A large changed blob that has moved within
         `hand_still_ms`: one that has stood still that long (a player waiting at the Play Line, whose head the
-        camera sees over the table) touches nothing, and is learnt into the background like the table."""
+        camera sees over the table) touches nothing, and is learnt into the background like the table.
+        `halvings`: the frame's, shared with the detector."""
         x0, y0, x1, y1 = self.cut
         k = self.factor
         if k is None:
             shrunk = cv2.resize(image, self.size, interpolation=cv2.INTER_AREA)
         else:
-            shrunk = block_means(image[y0 * k:y1 * k, x0 * k:x1 * k], k)
+            shared = None if halvings is None else halvings.block_means(x0 * k, y0 * k, x1 * k, y1 * k, k)
+            shrunk = block_means(image[y0 * k:y1 * k, x0 * k:x1 * k], k) if shared is None else shared
         small = cv2.GaussianBlur(shrunk, (5, 5), 0)
         small = small.astype(np.float32)
         if self._background is None or self._last is None:

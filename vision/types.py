@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from rules.events import Location
+from vision.numeric import Halvings
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,12 @@ class Detector(Protocol):
     name: str
 
     def detect(self, image: np.ndarray, mask: np.ndarray | None = None, steady: np.ndarray | None = None,
-               colours: Collection[str] | None = None, settled: bool = False) -> list[Detection]:
+               colours: Collection[str] | None = None, settled: bool = False,
+               halvings: Halvings | None = None) -> list[Detection]:
         """Balls in a BGR frame; `mask` (uint8, 255 = table) limits the search; `steady` (2x3) maps this frame's
         pixels onto the steadied image (camera shake taken out), for a backend that remembers where balls were;
         `colours`: only balls of these colours are wanted (None: every colour, the unknown ones included);
         `settled`: the frame is the next of a video whose balls the caller tracks (and tells the backend of those
         not yet at rest), and the table has settled since a ball last moved: what the backend found on an earlier
-        frame may stand for one where nothing changed since."""
+        frame may stand for one where nothing changed since. `halvings`: `image`'s successive halvings, made by another
+        stage already (a backend that shrinks the frame takes its own from them)."""

@@ -33,7 +33,7 @@ class TruthDetector:
         self.frames, self.owners = truth["frames"], truth["ball_owners"]
         self.index = 0
 
-    def detect(self, image, mask=None, steady=None, colours=None, settled=False):
+    def detect(self, image, mask=None, steady=None, colours=None, settled=False, halvings=None):
         balls = self.frames[min(self.index, len(self.frames) - 1)]["balls"]
         self.index += 1
         return [Detection(u, v, r, self.owners[str(i)], 0.95)

@@ -1,11 +1,16 @@
-"""The exact median helper: the very float numpy's median gives, for odd and even lengths, ties and odd values."""
+"""The exact median helper: the very float numpy's median gives, for odd and even lengths, ties and odd values; and a
+frame's shared halvings, the same pixels as each region's own block means."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from vision.numeric import median, median_byte, percentile_sorted
+from vision.numeric import Halvings, block_means, median, median_byte, percentile_sorted
+from vision.video_io import read_frames
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_videos"
 
 
 def same_bits(a: float, b: float) -> bool:
@@ -52,3 +57,19 @@ def test_a_percentile_of_sorted_values_is_numpys_to_the_bit(n):
         ordered = np.sort(values).astype(np.float64)
         for q in (0, 5, 10, 50, 90, 95, 100):
             assert same_bits(percentile_sorted(ordered, q), float(np.percentile(values, q)))
+
+
+def test_a_region_cut_from_the_frames_halvings_is_its_own_block_means_to_the_bit():
+    """The hand watch and the detector shrink the same frame: a region whose corners are multiples of k, cut from the
+    frame's shared halvings, is `block_means` of the region itself (a real frame, and one of odd size); any other
+    region or factor is left to the caller (None)."""
+    frame = next(read_frames(SAMPLES / "piratenbillard" / "four_players" / "video.mp4")).image
+    for image in (frame, frame[:717, :1279]):
+        halvings = Halvings(image)
+        for x0, y0, x1, y1, k in ((0, 0, 1278, 716, 2), (0, 0, 1276, 716, 4), (8, 12, 1000, 600, 4),
+                                  (2, 4, 100, 60, 2), (16, 8, 1272, 712, 8)):
+            cut = halvings.block_means(x0, y0, x1, y1, k)
+            assert cut is not None and np.array_equal(cut, block_means(image[y0:y1, x0:x1], k))
+        for x0, y0, x1, y1, k in ((1, 0, 100, 60, 2), (0, 2, 100, 60, 4), (0, 0, 99, 60, 3), (0, 0, 100, 60, 1),
+                                  (0, 0, 1288, 716, 4)):
+            assert halvings.block_means(x0, y0, x1, y1, k) is None

@@ -63,7 +63,7 @@ class TruthDetector:
     def __call__(self, first_image, mapper, players, samples):  # the session's detector factory
         return self
 
-    def detect(self, image, mask=None, steady=None, colours=None, settled=False):
+    def detect(self, image, mask=None, steady=None, colours=None, settled=False, halvings=None):
         balls = self.frames[min(self.index, len(self.frames) - 1)]["balls"]
         self.index += 1
         named = [(self.rename.get(self.owners[str(i)], self.owners[str(i)]), u, v, r)
@@ -161,9 +161,9 @@ def test_frames_are_kept_as_quiet_only_between_a_settle_and_the_next_shot(tmp_pa
     calls = []
     detect = ColourDetector.detect
 
-    def recorded(self, image, mask=None, steady=None, colours=None, settled=False):
+    def recorded(self, image, mask=None, steady=None, colours=None, settled=False, halvings=None):
         before = self.quiet
-        found = detect(self, image, mask, steady, colours, settled)
+        found = detect(self, image, mask, steady, colours, settled, halvings)
         if mask is not None:  # the frame loop's call (the settled-table reader looks at the whole box)
             calls.append((settled, self.quiet > before))
         return found

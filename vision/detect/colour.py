@@ -93,7 +93,7 @@ from vision.detect.colour_model import (
 )
 from vision.games import game_vision
 from vision.mapping import BoardMapper
-from vision.numeric import block_means, percentile_sorted
+from vision.numeric import Halvings, block_means, percentile_sorted
 from vision.types import Detection
 
 TABLE_MARGIN_MM = 40.0  # look this far beyond the table edge (balls leaving it, gutters)
@@ -505,7 +505,8 @@ class ColourDetector:
     # ------------------------------------------------------------------ per frame
 
     def detect(self, image: np.ndarray, mask: np.ndarray | None = None, steady: np.ndarray | None = None,
-               colours: Collection[str] | None = None, settled: bool = False) -> list[Detection]:
+               colours: Collection[str] | None = None, settled: bool = False,
+               halvings: Halvings | None = None) -> list[Detection]:
         """Balls in a BGR frame; `mask` (uint8, 255 = look here, full frame size) narrows the table mask;
         `steady` (2x3, full-frame pixels of this frame -> the steadied image's) takes camera shake out of the
         test of which blobs are where they were; `colours`: the players' colours (or "unknown") wanted, None:
@@ -513,7 +514,7 @@ class ColourDetector:
         the colour no player has, skin and clothes, were most of what a Star Cluster frame measured).
         `settled`: the frame loop's call (which keeps `unsettled_near` up to date) while the table has settled since
         a ball last moved: a quiet frame may keep the balls of the last one measured (`_quiet`). A settle's reading,
-        read once, is always measured."""
+        read once, is always measured. `halvings`: `image`'s, made by another stage already."""
         bx0, by0, bx1, by1 = self.box
         view = self._view(mask)
         keep, (sx0, sy0, sx1, sy1) = view.keep, view.box
@@ -522,7 +523,7 @@ class ColourDetector:
         if self.scale == 1.0:  # only the looked-at part of the box is classified
             small = image[by0 + sy0:by0 + sy1, bx0 + sx0:bx0 + sx1]
         else:  # shrink the whole box (so the pixels are those of the full box), then cut
-            small = self._shrink(image)[sy0:sy1, sx0:sx1]
+            small = self._shrink(image, halvings)[sy0:sy1, sx0:sx1]
         now = np.eye(3) if steady is None else np.vstack([steady, [0.0, 0.0, 1.0]])
         asked = None if colours is None else frozenset(colours)
         self.frames += 1
@@ -636,11 +637,13 @@ class ColourDetector:
         for view in self._views:
             view.quiet = None
 
-    def _shrink(self, image: np.ndarray) -> np.ndarray:
+    def _shrink(self, image: np.ndarray, halvings: Halvings | None = None) -> np.ndarray:
         """The frame's detection box at the analysis scale: halved (block averages) while 2x or more is left, then
-        bilinear."""
+        bilinear. `halvings`: the frame's, shared with the hand watch (the same pixels, where the box allows)."""
         bx0, by0, bx1, by1 = self.box
-        box = block_means(image[by0:by1, bx0:bx1], 2 ** self._halvings)
+        k = 2 ** self._halvings
+        shared = None if halvings is None else halvings.block_means(bx0, by0, bx1, by1, k)
+        box = block_means(image[by0:by1, bx0:bx1], k) if shared is None else shared
         if (box.shape[1], box.shape[0]) != self.size:
             box = cv2.resize(box, self.size, interpolation=cv2.INTER_LINEAR)
         return box
