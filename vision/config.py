@@ -189,10 +189,10 @@ class ColourDetectorConfig:
     #                                closer than this many diameters are one ball and a fragment of it (0 = off)
     still_level: float = 5.0  # a blob away from balls not yet at rest whose picture changed by less than this since
     #                           it was measured (8-bit, mean per channel over its box) keeps that measurement (0 = off)
-    quiet_level: float = 24.0  # with every ball at rest, a frame whose analysis image (blurred over 3x3, the shake
-    #                            undone) differs nowhere by more than this (8-bit, any channel) from the last frame
-    #                            measured keeps that frame's balls, unmeasured (0 = off)
-    quiet_max_frames: int = 15  # ... at most this many frames in a row
+    quiet_level: float = 24.0  # after a settle, with every ball at rest, a frame whose analysis image (blurred over
+    #                            3x3, the shake undone) lies nowhere more than this (8-bit, any channel) outside the
+    #                            last measured frame's 3x3 range keeps that frame's balls, unmeasured (0 = off)
+    quiet_max_frames: int = 15  # ... at most this many frames after the one measured
 
     def __post_init__(self) -> None:
         if self.analysis_radius_px < 2 or not 0 < self.min_area < 1 or not 0 < self.split_share <= 1 \

@@ -22,8 +22,9 @@ so pixels cannot tell a lean from a stand there. What a body is not:
   fragment the detector took for a ball, is not cut in two);
 * a shadow or a change of light: a pixel darker than the table by a factor (down to `shadow_min_ratio`), or
   brighter by at most `light_max_brighter` (white over a light table keeps its chromaticity too), with the table's
-  own colour (chromaticity), is light, and is learned slowly; the whole strip's brightness is matched to the picture first, and a pixel
-  counts only outside the range its picture takes within a pixel of it (a camera shaking by a pixel);
+  own colour (chromaticity), is light, and is learned slowly; the whole strip's brightness is matched to the
+  picture first, and a pixel counts only outside the range its picture takes within a pixel of it (a camera shaking
+  by a pixel);
 * an arm reaching in from the table's side (an umpire): it runs off the strip's side, or does not reach the line.
 """
 

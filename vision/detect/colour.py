@@ -228,6 +228,9 @@ class ColourDetector:
         self.box = (bx0, by0, bx1, by1)
         radius_full = radius_full[:by1 - by0, :bx1 - bx0]
         self.size = (max(1, round((bx1 - bx0) * self.scale)), max(1, round((by1 - by0) * self.scale)))
+        # full-frame pixels -> the analysis box's (3x3), as `_to_box` maps one point
+        self._to_box_affine = np.array([[self.scale, 0, (0.5 - bx0) * self.scale - 0.5],
+                                        [0, self.scale, (0.5 - by0) * self.scale - 0.5], [0, 0, 1]])
         self.radius = cv2.resize(radius_full, self.size, interpolation=cv2.INTER_LINEAR) * self.scale
         mask = np.zeros((self.size[1], self.size[0]), np.uint8)
         local = (poly - [bx0, by0]) * self.scale
@@ -368,9 +371,7 @@ class ColourDetector:
         (the calibrations agree to a pixel or two: a slot's edge that far off differs like a ball)."""
         if self._bare is None:
             return
-        bx0, by0 = self.box[:2]
-        to_box = np.array([[self.scale, 0, (0.5 - bx0) * self.scale - 0.5],
-                           [0, self.scale, (0.5 - by0) * self.scale - 0.5], [0, 0, 1]])
+        to_box = self._to_box_affine
         # box pixels now -> before, as ECC finds it (the box's own pixels: the bare table is compared there)
         back = np.linalg.inv(to_box @ np.asarray(moved, float) @ np.linalg.inv(to_box)).astype(np.float32)
         now = cv2.cvtColor(self._shrink(image), cv2.COLOR_BGR2LAB)[..., 0].astype(np.float32)
@@ -576,10 +577,8 @@ class ColourDetector:
                 or self.frames - then.frame > self.config.quiet_max_frames or self.unsettled_near or self.resplit_near:
             return None
         assert view.keep is not None
-        bx0, by0 = self.box[:2]
         sx0, sy0 = view.box[:2]
-        to_cut = np.array([[self.scale, 0, (0.5 - bx0) * self.scale - 0.5 - sx0],
-                           [0, self.scale, (0.5 - by0) * self.scale - 0.5 - sy0], [0, 0, 1]])
+        to_cut = np.array([[1.0, 0, -sx0], [0, 1.0, -sy0], [0, 0, 1]]) @ self._to_box_affine
         # a pixel of this frame -> where it showed on the measured one, both in the cut's pixels: the shake since,
         # taken as a whole-pixel shift when that is within a pixel everywhere (the range round each pixel holds it)
         back = to_cut @ np.linalg.inv(then.steady) @ now @ np.linalg.inv(to_cut)
@@ -994,7 +993,7 @@ def _same_balls(before: Sequence[Detection], then: np.ndarray, now: Sequence[Det
     a = cv2.transform(np.array([[(d.u, d.v) for d in before]], float), then[:2])[0]
     b = cv2.transform(np.array([[(d.u, d.v) for d in now]], float), steady[:2])[0]
     gap = np.hypot(*(a[:, None, :] - b[None, :, :]).transpose(2, 0, 1))
-    same = np.array([[x.colour == y.colour for y in now] for x in before])
+    same = np.array([d.colour for d in before])[:, None] == np.array([d.colour for d in now])[None, :]
     reach = np.array([d.radius_px for d in now]) * STABLE_RADII
     return bool(np.all(np.any(same & (gap <= reach[None, :]), axis=0)))
 
