@@ -476,6 +476,10 @@ class PoseWatch:
         """Every look in a release window; an idle look only if the crop changed since nobody was at the line."""
         armed = t < self._armed_until
         interval = self.config.pose_release_interval_s if armed else self.config.pose_interval_s
+        if armed and self._judge is not None and self._judge.pending:
+            # a part seen over the line: the K-th run that calls it comes K - 1 frames on, not K - 1 intervals
+            # (a head's call took 200-267 ms from its crossing every other frame; issue 16 asks for 200)
+            interval = self.config.pose_pending_interval_s
         if self._last_look is not None and t - self._last_look < interval - TIME_TOLERANCE_S:
             return False
         self._last_look = t
