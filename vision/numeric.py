@@ -61,18 +61,24 @@ def block_means(image: np.ndarray, k: int) -> np.ndarray:
 
 
 class Halvings:
-    """One frame's successive halvings (`block_means`' exact 2x2 steps of the whole frame), made as first asked for and
-    shared by the stages that shrink the same frame: the hand watch and the colour detector each halved the whole
-    Piratenbillard frame (together 6 % of a four_players run)."""
+    """One frame's successive halvings (`block_means`' exact 2x2 steps), made as first asked for and shared by the
+    stages that shrink the same frame: the hand watch and the colour detector each halved the whole Piratenbillard
+    frame (together 6 % of a four_players run). Only the box `within` (x0, y0, x1, y1, full-resolution pixels) is
+    halved when given: the part of the frame the stages ask for (on Star Cluster the hand watch alone halves, a
+    quarter of the frame, and halving the whole of it was 8 % of a run)."""
 
-    def __init__(self, image: np.ndarray) -> None:
-        self._levels = [image]
+    def __init__(self, image: np.ndarray, within: tuple[int, int, int, int] | None = None) -> None:
+        x0, y0, x1, y1 = within or (0, 0, image.shape[1], image.shape[0])
+        self._within = (x0, y0, x1, y1)
+        self._levels = [image if within is None else image[y0:y1, x0:x1]]
 
     def block_means(self, x0: int, y0: int, x1: int, y1: int, k: int) -> np.ndarray | None:
-        """`block_means(image[y0:y1, x0:x1], k)` to the bit, cut from the shared halvings: where k is a power of two
-        and the region's corners are multiples of k (each 2x2 block is then one of the whole frame's); None
-        otherwise, and for k = 1."""
-        if k < 2 or k & (k - 1) or x0 % k or y0 % k or x1 % k or y1 % k or x0 < 0 or y0 < 0:
+        """`block_means(image[y0:y1, x0:x1], k)` to the bit, cut from the shared halvings: where k is a power of two,
+        the region lies in the halved box and its corners and the box's top left are multiples of k (each 2x2 block
+        is then one of the whole frame's); None otherwise, and for k = 1."""
+        bx0, by0, bx1, by1 = self._within
+        if k < 2 or k & (k - 1) or x0 % k or y0 % k or x1 % k or y1 % k or bx0 % k or by0 % k \
+                or x0 < bx0 or y0 < by0 or x1 > bx1 or y1 > by1:
             return None
         n = k.bit_length() - 1
         while len(self._levels) <= n:
@@ -80,6 +86,19 @@ class Halvings:
             h, w = last.shape[0] // 2, last.shape[1] // 2
             self._levels.append(cv2.resize(last[:2 * h, :2 * w], (w, h), interpolation=cv2.INTER_AREA))
         level = self._levels[n]
+        x0, y0, x1, y1 = x0 - bx0, y0 - by0, x1 - bx0, y1 - by0
         if y1 // k > level.shape[0] or x1 // k > level.shape[1]:
             return None
         return level[y0 // k:y1 // k, x0 // k:x1 // k]
+
+
+def halved_box(regions: Sequence[tuple[int, int, int, int, int]], width: int, height: int) \
+        -> tuple[int, int, int, int] | None:
+    """The box holding every region (x0, y0, x1, y1, k) stages will ask `Halvings` for, its corners moved out to
+    multiples of the largest k and kept in the frame; None when no stage halves."""
+    if not regions:
+        return None
+    k = max(r[4] for r in regions)
+    x0, y0 = min(r[0] for r in regions) // k * k, min(r[1] for r in regions) // k * k
+    x1, y1 = -(-max(r[2] for r in regions) // k) * k, -(-max(r[3] for r in regions) // k) * k
+    return max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)

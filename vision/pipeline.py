@@ -41,7 +41,7 @@ from vision.config import PipelineConfig, SettleConfig
 from vision.detect.colour import ColourDetector
 from vision.games import GameVision
 from vision.mapping import BoardMapper
-from vision.numeric import Halvings
+from vision.numeric import Halvings, halved_box
 from vision.pose_watch import PoseWatch
 from vision.settle import HandWatch, Settle, SettleWatch
 from vision.shots import ShotSegmenter
@@ -202,7 +202,10 @@ class VisionPipeline:
         else:
             known = None
         start = time.perf_counter()
-        halvings = Halvings(frame.image)  # the hand watch and the detector shrink the same frame
+        # the hand watch and the detector shrink the same frame: the part of it either asks for is halved once
+        regions = [r for r in (self._hands.halved(), self.detector.halved()
+                               if isinstance(self.detector, ColourDetector) else None) if r is not None]
+        halvings = Halvings(frame.image, halved_box(regions, frame.image.shape[1], frame.image.shape[0]))
         hand = self._hands.update(frame.image, frame.t, halvings)
         steady = self._stabiliser.transform if self._stabiliser is not None else None
         # once a colour no player has was reported, only the players' colours are asked for (`_known_colours`)

@@ -113,6 +113,15 @@ class HandWatch:
         x, y = int(u * self.scale) - self.cut[0], int(v * self.scale) - self.cut[1]
         return 0 <= y < self.foreground.shape[0] and 0 <= x < self.foreground.shape[1] and bool(self.foreground[y, x])
 
+    def halved(self) -> tuple[int, int, int, int, int] | None:
+        """The region (x0, y0, x1, y1, full-resolution pixels) this watch asks `Halvings` for, and by how much it
+        shrinks it; None when it shrinks by no whole factor."""
+        if self.factor is None:
+            return None
+        k = self.factor
+        x0, y0, x1, y1 = self.cut
+        return x0 * k, y0 * k, x1 * k, y1 * k, k
+
     def update(self, image: np.ndarray, t: float, halvings: Halvings | None = None) -> bool:
         """Is a hand over the table at time `t` (seconds)? A large changed blob that has moved within
         `hand_still_ms`: one that has stood still that long (a player waiting at the Play Line, whose head the

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.numeric import Halvings, block_means, median, median_byte, percentile_sorted
+from vision.numeric import Halvings, block_means, halved_box, median, median_byte, percentile_sorted
 from vision.video_io import read_frames
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_videos"
@@ -73,3 +73,22 @@ def test_a_region_cut_from_the_frames_halvings_is_its_own_block_means_to_the_bit
         for x0, y0, x1, y1, k in ((1, 0, 100, 60, 2), (0, 2, 100, 60, 4), (0, 0, 99, 60, 3), (0, 0, 100, 60, 1),
                                   (0, 0, 1288, 716, 4)):
             assert halvings.block_means(x0, y0, x1, y1, k) is None
+
+
+def test_halvings_of_a_box_give_the_same_blocks_and_only_inside_it():
+    """Only the box the stages ask for is halved (`halved_box`: their regions' union, moved out to multiples of the
+    largest factor, kept in the frame): a region inside it is `block_means` of the region itself, to the bit; one
+    reaching out of it, or a factor the box's corner is no multiple of, is left to the caller (None)."""
+    frame = next(read_frames(SAMPLES / "starcluster" / "chain_grand_slam" / "video.mp4")).image
+    h, w = frame.shape[:2]
+    hand, detector = (336, 180, 948, 572, 4), (246, 186, 1034, 718, 2)
+    box = halved_box([hand, detector], w, h)
+    assert box == (244, 180, 1036, 720)
+    assert halved_box([], w, h) is None and halved_box([(1, 2, 1279, 719, 4)], w, h) == (0, 0, 1280, 720)
+    halvings = Halvings(frame, box)
+    for x0, y0, x1, y1, k in (hand, detector, (244, 180, 1036, 720, 4), (248, 200, 300, 260, 2)):
+        cut = halvings.block_means(x0, y0, x1, y1, k)
+        assert cut is not None and np.array_equal(cut, block_means(frame[y0:y1, x0:x1], k))
+    for x0, y0, x1, y1, k in ((240, 184, 300, 260, 4), (244, 184, 1040, 720, 4), (256, 192, 320, 256, 8),
+                              (251, 190, 301, 260, 2)):
+        assert halvings.block_means(x0, y0, x1, y1, k) is None

@@ -636,6 +636,14 @@ class ColourDetector:
         for view in self._views:
             view.quiet = None
 
+    def halved(self) -> tuple[int, int, int, int, int] | None:
+        """The region (x0, y0, x1, y1, full-resolution pixels) `detect` asks `Halvings` for, and by how much it
+        halves it; None when it does not halve."""
+        if not self._halvings:
+            return None
+        bx0, by0, bx1, by1 = self.box
+        return int(bx0), int(by0), int(bx1), int(by1), 2 ** self._halvings
+
     def _shrink(self, image: np.ndarray, halvings: Halvings | None = None) -> np.ndarray:
         """The frame's detection box at the analysis scale: halved (block averages) while 2x or more is left, then
         bilinear. `halvings`: the frame's, shared with the hand watch (the same pixels, where the box allows)."""
