@@ -386,7 +386,6 @@ def _with_fill(model: ColourModel, lab: np.ndarray, known_px: Mapping[str, Seque
     labels = model.labels[_index(lab[..., 0], lab[..., 1], lab[..., 2])]
     light = lab[..., 0]
     labels[(light < model.config.min_lightness) | (light > model.config.max_lightness)] = BACKGROUND
-    h, w = labels.shape
     fills, shades = [], []
     for i, player in enumerate(model.players):
         values, spreads = [], []
