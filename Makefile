@@ -14,8 +14,13 @@ env: $(STAMP)
 
 models: $(POSE_MODEL)
 
-# The build environment for models (torch, ultralytics) is separate: the referee never imports them.
+# The build environment for models (torch, ultralytics) is separate: the referee never imports them. Its torch is
+# pip's CUDA build (6.3 GB installed): with less disk free than that, say so before a minute of downloads fails.
+MODEL_VENV_GB := 7
 $(MODEL_VENV)/.installed-stamp: models/requirements-build.txt
+	@free=$$(df -Pk . | awk 'NR == 2 {print int($$4 / 1048576)}'); if [ "$$free" -lt $(MODEL_VENV_GB) ]; then \
+		echo "make: $(MODEL_VENV) (torch and ultralytics, to build the pose model) needs about $(MODEL_VENV_GB) GB" \
+			"of free disk here and $$free GB is free: free some space, then run make again" >&2; exit 1; fi
 	$(PYTHON) -m venv $(MODEL_VENV)
 	$(MODEL_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(MODEL_VENV)/bin/python -m pip install --quiet -r models/requirements-build.txt
