@@ -268,16 +268,19 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
 
 def _within_count(balls: list[BallSighting], inferred: list[tuple[bool, float, int]],
                   most: int | None) -> list[BallSighting]:
-    """The balls, less those inferred (not detected: added by a pixel count or a prior) that would give a player
-    more balls than a player has (`most`): a reading that cannot be the table is dropped whole by the engine, so a
-    doubtful addition must not cost the rest. The weakest go first: a second ball in a space that only its pixel
-    count says is there (its starting row's paint and the ball's shadow on it read one ball as 1.1-1.8 of one:
-    piratenbillard_v10), then by confidence."""
+    """The balls, less those that would give a player more balls than a player has (`most`): a reading that cannot
+    be the table is dropped whole by the engine, so a doubtful ball must not cost the rest. The weakest go first:
+    those inferred (not detected: added by a pixel count or a prior), a second ball in a space that only its pixel
+    count says is there first (its starting row's paint and the ball's shadow on it read one ball as 1.1-1.8 of
+    one: piratenbillard_v10), then by confidence; then detected ones, by confidence (a row of touching balls, the
+    paint of spaces showing beside them, split into a ball or two too many: piratenbillard_v13's ten of a player's
+    eight, every such reading dropped)."""
     if most is None:
         return balls
-    weakest = [i for _, _, i in sorted(inferred, key=lambda rank: (not rank[0], rank[1]))]
+    ranked = {i: (False, not unbacked, confidence) for unbacked, confidence, i in inferred}
+    weakest = sorted(range(len(balls)), key=lambda i: ranked.get(i, (True, True, balls[i].confidence)))
     drop: set[int] = set()
-    for player in {balls[i].owner for i in weakest}:
+    for player in {b.owner for b in balls}:
         over = sum(b.owner == player for b in balls) - most
         drop |= set([i for i in weakest if balls[i].owner == player][:max(0, over)])
     return [b for i, b in enumerate(balls) if i not in drop]
