@@ -36,6 +36,7 @@ from rules.events import BallSighting, Location, Place, Snapshot
 from vision.assignment import linear_sum_assignment
 from vision.config import CellReadConfig
 from vision.detect.colour import ColourDetector
+from vision.games import game_vision
 from vision.mapping import BoardMapper
 from vision.numeric import median
 from vision.settle import Settle
@@ -186,9 +187,11 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
     # there read as red balls; the tracker does not look there either, docs/pipeline.md)
     line = profile.play_line
     behind = max(line[0][1], line[1][1]) if line is not None else -np.inf
+    areas = game_vision(profile.game).ball_areas(profile)
     seen = [b for b in mapper.map(detector.detect(image, steady=steady, colours=detector.model.players))
             if b.detection.colour in detector.model.players
-            and (b.y >= behind or b.location.place is Place.GUTTER) and not on_play_line_stripe(mapper, b)]
+            and (b.y >= behind or b.location.place is Place.GUTTER) and not on_play_line_stripe(mapper, b)
+            and not on_frame(areas, b, profile.ball_diameter_mm, config)]
     balls: list[BallSighting] = []
     placed: Counter[tuple[str, Location]] = Counter()
     near: set[tuple[str, Location]] = set()  # a player's detected ball lies within reach of the place
@@ -312,6 +315,15 @@ def changed_from_bare(image: np.ndarray, bare: np.ndarray, mapper: BoardMapper, 
     if not disc.any() or not ring.any():
         return 0.0
     return float(differs[disc].mean() - differs[ring].mean())
+
+
+def on_frame(areas: tuple[Rect, ...] | None, ball: BoardBall, diameter_mm: float, config: CellReadConfig) -> bool:
+    """Is `ball` on the table's frame, more than `frame_reach_diameters` from every area a ball can be (`areas`,
+    the game's `ball_areas`; None: anywhere)?"""
+    if areas is None:
+        return False
+    reach = config.frame_reach_diameters * diameter_mm
+    return not any(area.contains((ball.x, ball.y), reach) for area in areas)
 
 
 def on_play_line_stripe(mapper: BoardMapper, ball: BoardBall) -> bool:

@@ -242,13 +242,17 @@ class CellReadConfig:
     present_delta: float = 40.0  # a ball that lay in a place, no longer found, whose disc still differs from the bare
     #                              table by this much (mean absolute ΔLab, beyond its ring's) is still there
     unrecognised_confidence: float = 0.5  # the shooter's ball no colour was read for, put where the table changed
+    frame_reach_diameters: float = 1.5  # a ball found more than this many ball diameters from every area a ball can
+    #                                     be on the table (`GameVision.ball_areas`) is on its frame: no ball (a ball's
+    #                                     contact point, placed from its blob, lands up to a diameter off)
 
     def __post_init__(self) -> None:
         _check_numbers(self, "cells")
         if not 0 < self.kept < self.two_balls or self.margin <= 0 or not 0 <= self.kept_confidence <= 1 \
-                or not 0 <= self.unrecognised_confidence <= 1:
+                or not 0 <= self.unrecognised_confidence <= 1 or self.frame_reach_diameters < 0:
             raise ConfigError("pipeline config: 'cells' needs 0 < kept < two_balls, margin > 0, "
-                              "0 <= kept_confidence <= 1 and 0 <= unrecognised_confidence <= 1")
+                              "0 <= kept_confidence <= 1, 0 <= unrecognised_confidence <= 1 and "
+                              "frame_reach_diameters >= 0")
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from calibration.profile import TableProfile
 from rules.errors import InputError
 from rules.events import (BallLifted, BallSighting, Event, GameStart, Location, Place, ShotStarted, Snapshot,
                           TableMovement, TableSettled)
-from vision.cells import BareTable, changed_from_bare, on_play_line_stripe, settled_reading
+from vision.cells import BareTable, changed_from_bare, on_frame, on_play_line_stripe, settled_reading
 from vision.config import PipelineConfig, SettleConfig
 from vision.detect.colour import ColourDetector
 from vision.games import GameVision
@@ -114,6 +114,7 @@ class VisionPipeline:
                  record_tracks: bool = False) -> None:
         self.game = game
         self.profile = profile
+        self._ball_areas = game.ball_areas(profile)  # a ball found elsewhere on the table is its frame's, no ball
         self.config = config
         self.detector_factory = detector_factory
         self.calibration = calibration
@@ -236,7 +237,9 @@ class VisionPipeline:
         detections = [d for d in self._known_colours(found, frame.t, out)
                       if not self._hands.covers(d.u, d.v)]  # ball-coloured skin or sleeve, not a ball
         start = self.times.add("detect", start)
-        balls = [b for b in self._map_steadied(detections) if not on_play_line_stripe(self._mapper, b)]
+        diameter = self.profile.ball_diameter_mm
+        balls = [b for b in self._map_steadied(detections) if not on_play_line_stripe(self._mapper, b)
+                 and not on_frame(self._ball_areas, b, diameter, self.config.cells)]
         start = self.times.add("map", start)
         update = self.tracker.update(frame.t, balls)
         if isinstance(self.detector, ColourDetector):  # blobs round balls not yet at rest: by their centroid alone

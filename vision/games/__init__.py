@@ -16,7 +16,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from calibration.geometry import Point
+from calibration.geometry import Point, Rect
 from calibration.profile import TableProfile
 from rules.errors import InputError
 from rules.events import Event, Snapshot
@@ -57,6 +57,10 @@ class GameVision(Protocol):
 
     def place_labels(self, profile: TableProfile) -> tuple[PlaceLabel, ...]:
         """Names drawn beside the places, so a ball's label reads as the engine's calls name it."""
+
+    def ball_areas(self, profile: TableProfile) -> tuple[Rect, ...] | None:
+        """Where on the table a ball can be (board mm): what is found elsewhere on it (its frame) is no ball.
+        None: anywhere (a ball knocked off the board may come to rest anywhere round it)."""
 
     def chain_length(self, decision: dict[str, Any], before: Snapshot | None, after: Snapshot) -> int:
         """The longest chain a score decision's landed balls are part of (0: the game has no chains)."""

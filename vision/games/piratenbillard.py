@@ -114,6 +114,10 @@ class Piratenbillard:
         return {player: [board.space_center(r, c) for r, c in board.starting_cells(seat)]
                 for player, seat in seats.items()}
 
+    def ball_areas(self, profile: TableProfile) -> None:
+        """Anywhere: a ball knocked off the board comes to rest where it may (off the board)."""
+        return None
+
     def place_labels(self, profile: TableProfile) -> tuple[PlaceLabel, ...]:
         p = cast(PiratenbillardProfile, profile)
         grid = p.grid

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, cast
 
-from calibration.geometry import Point
+from calibration.geometry import Point, Rect
 from calibration.profile import TableProfile
 from calibration.starcluster_profile import StarClusterProfile
 from rules.events import Event, GameStart, Location, Place, PlayerSpec, RoundStart, ShotStarted, Snapshot
@@ -157,6 +157,13 @@ class StarCluster:
     def colour_samples(self, profile: TableProfile, seats: dict[str, int]) -> dict[str, list[Point]]:
         """None: a game starts with every ball in hand, so the players keep their nominal colours."""
         return {}
+
+    def ball_areas(self, profile: TableProfile) -> tuple[Rect, ...]:
+        """The board, the play area and the gutters: the frame round them holds no ball (a ball rolls inside its
+        rails). A brown floor or a dark frame reads as a brown ball there: starcluster_v12's phantoms at its edges
+        came and went, the table never settled for 8 s and two shots were lost."""
+        table = cast(StarClusterProfile, profile)
+        return (table.board, table.play_area, *table.gutter_areas)
 
     def place_labels(self, profile: TableProfile) -> tuple[PlaceLabel, ...]:
         labels = []
