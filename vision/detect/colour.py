@@ -859,7 +859,7 @@ class ColourDetector:
         ys = np.arange(y0, y1, dtype=np.float64)[:, None]
         disc = (xs - centre[0]) ** 2 + (ys - centre[1]) ** 2 <= reach * reach
         light = cv2.cvtColor(window, cv2.COLOR_BGR2LAB)[..., 0]
-        return shading(light, disc) < self.config.flat_shading * reference
+        return shading(light[disc]) < self.config.flat_shading * reference
 
     def _near_struck(self, split: _Split) -> bool:
         """Does a ball of `split` lie within two diameters of a point of `resplit_near` (the struck ball's

@@ -392,24 +392,19 @@ def _with_fill(model: ColourModel, lab: np.ndarray, known_px: Mapping[str, Seque
         for u, v, r in known_px.get(player, ()):
             area = np.pi * r * r
             values.append(np.count_nonzero(disc_in(labels, u, v, r) == i + 1) / area)
-            spreads.append(lightness_spread(disc_in(light, u, v, r, SHADE_DISC)))
+            spreads.append(shading(disc_in(light, u, v, r, SHADE_DISC)))
         fills.append(float(np.clip(np.median(values), 0.2, 1.0)) if values else model.fill[i])
         shades.append(float(np.median(spreads)) if spreads else 0.0)
     return replace(model, fill=tuple(fills), shading=tuple(shades))
 
 
-def shading(light: np.ndarray, mine: np.ndarray) -> float:
-    """How unevenly lit the pixels `mine` (a disc inside a ball's rim) are: the spread of their lightness (8-bit
-    L*, 10th to 90th percentile). A ball's curved surface spans light to shade; paint is flat (only the camera's
-    noise), whatever its shape and colour."""
-    return lightness_spread(light[mine])
-
-
-def lightness_spread(values: np.ndarray) -> float:
-    """`shading` of the pixels' lightness `values` themselves."""
-    if len(values) < 3:
+def shading(light: np.ndarray) -> float:
+    """How unevenly lit pixels are, given their lightness (8-bit L* of a disc inside a ball's rim): its spread,
+    10th to 90th percentile. A ball's curved surface spans light to shade; paint is flat (only the camera's noise),
+    whatever its shape and colour."""
+    if len(light) < 3:
         return 0.0
-    ordered = np.sort(values, axis=None).astype(np.float64)
+    ordered = np.sort(light, axis=None).astype(np.float64)
     return float(percentile_sorted(ordered, 90) - percentile_sorted(ordered, 10))
 
 
