@@ -14,6 +14,9 @@ scored with `referee eval`'s library. Per variant it prints:
 * dropped: table readings the rules engine refused as impossible (the run's "table reading dropped" warnings);
 * in flight: the run's table_settled events called while a ball was in the air or still rolling further than
   its radius (from the truth: vision.evaluate.settles_in_flight);
+* detection precision and recall: the detector's balls against the visible truth balls, frame by frame
+  (`referee eval`'s detection figures), and the same over all the variants run: a change to the detector shows
+  here before it shows in the scores;
 * fps: frames refereed per second of wall time (rendering not counted);
 * goal: issue 15's goal on this variant (scores exact, place >= 99.9 %, nothing dropped, nothing in flight).
 
@@ -70,12 +73,16 @@ def measure(game: str, seed: int, out: Path, reuse: bool, pose: bool) -> dict:
         wall = time.perf_counter() - started
     run = load_run(run_dir, truth)
     report = evaluate(run, truth)
+    detection = report.detection  # None only for a run without tracks.jsonl, which `referee run` always writes
     warnings = read_run(run_dir, tracks=False).warnings
     return {
         "variant": drawn.describe(), "frames": summary.frames, "fps": summary.frames / wall,
         "exact": report.scores.exact, "place": report.assignment.accuracy,
         "dropped": sum(w["message"].startswith(DROPPED) for w in warnings),
         "in_flight": settles_in_flight(run.events, truth),
+        "detection": None if detection is None else {"truth_balls": detection.truth_balls,
+                                                      "detections": detection.detections,
+                                                      "right": detection.true_positives},
         "truth_scores": report.scores.truth, "run_scores": report.scores.run,
         "warnings": [w["message"] for w in warnings], "run_dir": str(run_dir),
     }
@@ -121,11 +128,28 @@ def variant_table(results: dict[str, dict]) -> str:
         rows.append([name, "/".join(map(str, v["slots"])) or "-", v["ball_mm"], v["cell_mm"], v["tilt_deg"],
                      len(v["players"]), "yes" if v["gutters_past_line"] else "no", "yes" if r["exact"] else "NO",
                      "n/a" if r["place"] is None else f"{100 * r['place']:.1f}%", r["dropped"], r["in_flight"],
-                     r["fps"], "yes" if meets_goal(r) else "NO"])
-    met = sum(meets_goal(r) for r in results.values() if "error" not in r)
+                     _share(r, "detections"), _share(r, "truth_balls"), r["fps"],
+                     "yes" if meets_goal(r) else "NO"])
+    done = [r for r in results.values() if "error" not in r]
+    met = sum(meets_goal(r) for r in done)
+    counted = [r["detection"] for r in done if r.get("detection")]
+    right, found, shown = (sum(d[k] for d in counted) for k in ("right", "detections", "truth_balls"))
     return table(["variant", "slots", "ball mm", "cell mm", "tilt", "players", "gutter past line", "scores exact",
-                  "place", "dropped", "in flight", "fps", "goal"], rows) + f"\nissue 15's goal met on {met} of " \
-        f"{len(results)} variants"
+                  "place", "dropped", "in flight", "detection precision", "detection recall", "fps", "goal"], rows) \
+        + f"\nissue 15's goal met on {met} of {len(results)} variants; detection over them all: precision " \
+        f"{_percent(right, found)}, recall {_percent(right, shown)} ({right} of {shown} visible balls, {found} " \
+        "detections)"
+
+
+def _share(r: dict, whole: str) -> str:
+    """A variant's detections that were right, as a share of its `whole` ("detections": precision; "truth_balls":
+    recall); n/a without the figures (a JSON written before they were kept)."""
+    d = r.get("detection")
+    return "n/a" if not d else _percent(d["right"], d[whole])
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
 
 
 def meets_goal(r: dict) -> bool:
