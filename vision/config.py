@@ -66,6 +66,10 @@ class SettleConfig:
     # ... when its disc, as last seen, differs from the table before play by this much (8-bit Lab |dL|+|da|+|db|, less
     # its ring's: `vision.cells.changed_from_bare`; empty gutters: 99th percentile 11, 99.9th 22)
     gutter_sighting_delta: float = 20.0
+    # the field's picture (vision.settle.FieldPicture): a settle waits while the field differs from a debounce before
+    # by a blob of at least this many ball areas (0 = off) ...
+    field_change_balls: float = 1.0
+    field_change_grey: float = 25.0  # ... of pixels this far outside the range the earlier frame takes within a pixel
 
     def __post_init__(self) -> None:
         _check_numbers(self, "settle")

@@ -43,7 +43,7 @@ from vision.games import GameVision
 from vision.mapping import BoardMapper
 from vision.numeric import Halvings, halved_box
 from vision.pose_watch import PoseWatch
-from vision.settle import HandWatch, Settle, SettleWatch
+from vision.settle import FieldPicture, HandWatch, Settle, SettleWatch
 from vision.shots import ShotSegmenter
 from vision.stabilise import ShiftWatch, TableStabiliser
 from vision.track import TIME_EPS_S, Tracker
@@ -133,6 +133,7 @@ class VisionPipeline:
         self._mapper: BoardMapper | None = None
         self._mask: np.ndarray | None = None
         self._hands: HandWatch | None = None
+        self._picture: FieldPicture | None = None  # the field's picture while the table is in play
         self._stabiliser: TableStabiliser | None = None
         self._shifts: ShiftWatch | None = None
         self._monitor: CalibrationMonitor | None = None
@@ -247,8 +248,11 @@ class VisionPipeline:
         self._note_sightings(frame, update.tracks, self._shooter or to_play)
         tracked = tracked_frame(frame.t, update.tracks, balls, self._mapper.ball_centre_px) if self.record_tracks \
             else None
+        picture = self._picture if self.config.settle.field_change_balls > 0 else None
+        if picture is not None and not self.settle.quiet:
+            picture.remember(frame.t, frame.image, steady)
         settle = self.settle.update(frame.t, update.tracks, hand, self._shifts is not None and self._shifts.moving,
-                                    update.born, self._hands.rolling)
+                                    update.born, self._hands.rolling, picture.changed if picture is not None else None)
         segmented = self.shots.update(frame.t, update, settle, hand)
         events = segmented.events
         started = next((e for e in events if isinstance(e, ShotStarted)), None)
@@ -266,6 +270,14 @@ class VisionPipeline:
                 out.append(PipelineWarning(frame.t, f"a {ball.colour} ball last seen in flight at ({ball.x:.0f}, "
                                                     f"{ball.y:.0f}) mm was not seen land; the table settled "
                                                     "without it", review=True))
+            if settle.stirring is not None:
+                confidence = min(confidence, self.config.settle.unseen_landing_confidence)
+                out.append(PipelineWarning(frame.t, "something ball-sized kept moving over the field at "
+                                                    f"({settle.stirring[0]:.0f}, {settle.stirring[1]:.0f}) px for "
+                                                    f"{self.config.settle.roll_wait_ms / 1000:g} s; the table settled "
+                                                    "anyway: review the reading", review=True))
+            if picture is not None:
+                picture.forget()
             self._settled_with = {tr.id for tr in settle.tracks}
             image = self._settled_image(settle, frame)
             self._learn_vacated(settle, image)
@@ -587,6 +599,9 @@ class VisionPipeline:
         centre = np.array([[(t.x_min + t.x_max) / 2, (t.y_min + t.y_max) / 2]])
         edge = centre + [[self.profile.ball_diameter_mm / 2, 0]]
         radius_px = float(np.linalg.norm(calibration.board_to_image(edge) - calibration.board_to_image(centre)))
+        mapper = self._mapper
+        self._picture = FieldPicture(config.settle, config.hands.hand_min_area_balls, watched, (width, height),
+                                     lambda px: mapper.ball_radius_px(mapper.to_board(px)))
         if self._hands is None:
             self._hands = HandWatch(config.hands, watched, (width, height), radius_px,
                                     corners if looked_at != t else None)

@@ -24,6 +24,8 @@ nothing has changed, and absorbs resting balls while no hand is present.
 from __future__ import annotations
 
 import math
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -38,6 +40,7 @@ from vision.types import BoardBall, Track, TrackState
 
 FOREGROUND_SLOWDOWN = 10  # a big foreground blob (a player leaning in) is learnt into the background this much slower
 ROLL_MIN_BALLS = 0.5  # a changed blob of this many ball areas or more, changed as much since the last frame: a roll
+COMPACT_RADII, COMPACT_FILL = 4.0, 0.4  # a ball's change spans at most this many radii and fills this much of its box
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class Settle:
     hidden_by: tuple[tuple[Track, Track], ...] = ()
     # balls that vanished in flight over a place where another ball lies: landed there, hidden by it
     landed: tuple[Track, ...] = ()
+    # where (image pixels) the field's picture still changed as the table settled, waited for in vain (`FieldPicture`)
+    stirring: tuple[float, float] | None = None
 
 
 class HandWatch:
@@ -199,6 +204,86 @@ class HandWatch:
         return int(_areas(comp, binary, count)[1:].max()) if count > 1 else 0
 
 
+class FieldPicture:
+    """Has the field of play looked the same over the last debounce? Where a ball the detector misses rolls on (a
+    marble a few pixels wide, its colour washed into the table's), the tracks all rest and the table would settle
+    under it: over the 36 Star Cluster variants, every settle called with a ball in flight was such a marble. The
+    picture sees it whatever its colour: the frames of the field while the table is in play are kept, and a settle
+    waits while the newest frame differs from the one a debounce earlier by a blob of at least
+    `field_change_balls` ball areas (at the ball size where it lies) and under a hand's. A pixel differs when it
+    lies more than `field_change_grey` outside the range the earlier frame takes within a pixel of it, after the
+    camera's shake is taken out (the stabiliser's transforms): the edges of slots, the compression's blocks and a
+    shake of a pixel differ by nothing."""
+
+    def __init__(self, config: SettleConfig, hand_min_area_balls: float, field_polygon_px: np.ndarray,
+                 image_size: tuple[int, int], ball_radius_px: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.config = config
+        self.hand_min_area_balls = hand_min_area_balls
+        width, height = image_size
+        corners = np.round(np.asarray(field_polygon_px, float)).astype(np.int32)
+        x0, y0 = np.clip(corners.min(axis=0), 0, [width, height])
+        x1, y1 = np.clip(corners.max(axis=0) + 1, 0, [width, height])
+        self.box = (int(x0), int(y0), int(x1), int(y1))
+        self.mask = np.zeros((int(y1 - y0), int(x1 - x0)), np.uint8)
+        cv2.fillPoly(self.mask, [corners - [x0, y0]], 1)
+        self.ball_radius_px = ball_radius_px  # full-frame pixels -> the apparent radius of a ball lying there
+        self._frames: deque[tuple[float, np.ndarray, np.ndarray]] = deque()  # (t, field pixels, 3x3 steadying)
+
+    def remember(self, t: float, image: np.ndarray, steady: np.ndarray | None) -> None:
+        """Keep this frame's field (a copy: the decoder may reuse the frame), and of the older ones only the
+        newest a debounce before it."""
+        x0, y0, x1, y1 = self.box
+        self._frames.append((t, image[y0:y1, x0:x1].copy(), _homogeneous(steady)))
+        while len(self._frames) > 1 and self._frames[1][0] <= t - self.config.rest_debounce_s + TIME_EPS_S:
+            self._frames.popleft()
+
+    def forget(self) -> None:
+        """The table settled: nothing to compare with until it is in play again."""
+        self._frames.clear()
+
+    def changed(self) -> tuple[float, float] | None:
+        """Where (full-frame pixels) the newest frame kept differs from the one a debounce before it by a blob of
+        ball size, if anywhere; None where it does not, or no frame is that old."""
+        if len(self._frames) < 2 or self._frames[0][0] > self._frames[-1][0] - self.config.rest_debounce_s \
+                + TIME_EPS_S:
+            return None
+        (_, before, then), (_, now, steady) = self._frames[0], self._frames[-1]
+        x0, y0, _, _ = self.box
+        to_box = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
+        # the earlier frame's field, moved to where the camera now sees it: its pixels -> steadied -> this frame's
+        move = to_box @ np.linalg.inv(steady) @ then @ np.linalg.inv(to_box)
+        if not np.allclose(move, np.eye(3), atol=1e-3):
+            before = cv2.warpAffine(before, move[:2], (before.shape[1], before.shape[0]), flags=cv2.INTER_LINEAR,
+                                    borderMode=cv2.BORDER_REPLICATE)
+        kernel = np.ones((3, 3), np.uint8)
+        grey = int(self.config.field_change_grey)
+        differs = cv2.max(cv2.subtract(now, cv2.dilate(before, kernel)), cv2.subtract(cv2.erode(before, kernel), now))
+        differs = cv2.max(cv2.max(differs[..., 0], differs[..., 1]), differs[..., 2])
+        binary = cv2.bitwise_and((differs > grey).astype(np.uint8), self.mask)
+        count, _, stats, centres = cv2.connectedComponentsWithStats(binary, connectivity=8, ltype=cv2.CV_32S)
+        if count < 2:
+            return None
+        centres = centres[1:] + [x0, y0]
+        radii = np.maximum(self.ball_radius_px(centres), 1.0)
+        pixels = stats[1:, cv2.CC_STAT_AREA]
+        areas = pixels / (np.pi * radii ** 2)
+        sides = np.maximum(stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT])
+        # a ball's change is compact: where it was and where it is, or both in one blob of a few radii; an edge the
+        # steadying left a pixel off is a thin line along it (the far end of a table seen at a slant)
+        compact = (sides <= COMPACT_RADII * radii) & (pixels >= COMPACT_FILL * stats[1:, cv2.CC_STAT_WIDTH]
+                                                      * stats[1:, cv2.CC_STAT_HEIGHT])
+        ball_sized = np.flatnonzero(compact & (areas >= self.config.field_change_balls)
+                                    & (areas < self.hand_min_area_balls))
+        if not len(ball_sized):
+            return None
+        u, v = centres[ball_sized[np.argmax(areas[ball_sized])]]
+        return float(u), float(v)
+
+
+def _homogeneous(steady: np.ndarray | None) -> np.ndarray:
+    return np.eye(3) if steady is None else np.vstack([steady, [0.0, 0.0, 1.0]])
+
+
 def _areas(comp: np.ndarray, binary: np.ndarray, count: int) -> np.ndarray:
     """Pixels per component (OpenCV's CC_STAT_AREA, 0 for the background), counted over the set pixels only:
     OpenCV's full statistics cost several times the labelling."""
@@ -237,15 +322,19 @@ class SettleWatch:
         self._settled_with: set[int] = set()  # the balls seen at rest when the table last settled
         self._hand = False  # a hand was over the table on the last frame
         self._hand_left_t = -math.inf  # when a hand last left the table
+        self._stirred_since: float | None = None  # when the field's picture first held a settle in this quiet period
 
     def update(self, t: float, tracks: tuple[Track, ...], hand: bool, table_moving: bool = False,
-               born: tuple[BoardBall, ...] = (), rolling: bool = False) -> Settle | None:
+               born: tuple[BoardBall, ...] = (), rolling: bool = False,
+               picture: Callable[[], tuple[float, float] | None] | None = None) -> Settle | None:
         """`table_moving`: the table's markers have left where they lay and the movement is not yet called
         (`vision.stabilise.ShiftWatch.moving`); the settle waits for that call, so a shove during a shot is
         reported before the shot's settle and charged to its shooter. `born`: the detections that started a new
         track on this frame (`TrackerUpdate.born`). `rolling`: something ball-sized moved over the board on this
         frame, whatever its colour (`HandWatch.rolling`); where balls roll in past a Play Line, it restarts the
-        quiet period as a ball seen moving does."""
+        quiet period as a ball seen moving does. `picture`: where the field's picture changed over the last
+        debounce (`FieldPicture.changed`), asked only when the table would settle: the settle waits while it did,
+        for `roll_wait_ms` at most, then goes ahead with `stirring` set, for a person to review."""
         if self._start is None:
             self._start = t
         if self._hand and not hand:
@@ -264,12 +353,19 @@ class SettleWatch:
             self._stirred_t = t
         if moved:
             self._moved_t = t
+            self._stirred_since = None
         if any(not tr.at_rest for tr in visible) or lost_moving or in_air \
                 or t - self._stirred_t < self.config.rest_debounce_s - TIME_EPS_S:
             return None
         if hand or table_moving or not self._armed or t - self._start < self.config.rest_debounce_s \
                 or t - self._hand_left_t < self.config.rest_debounce_s - TIME_EPS_S:
             return None  # a hand is over the table or just left it, it is moved, nothing moved, or balls are found
+        stirring = picture() if picture is not None else None
+        if stirring is not None:
+            self._stirred_since = t if self._stirred_since is None else self._stirred_since
+            if t - self._stirred_since < self.config.roll_wait_s - TIME_EPS_S:
+                return None
+        self._stirred_since = None
         self._armed = False
         self._settled_with = {tr.id for tr in visible}
         confidence = min((tr.confidence for tr in visible), default=1.0)
@@ -284,7 +380,7 @@ class SettleWatch:
                           if i in lost and not self._beside(lost[i], tracks))
         landed = tuple(lost[i] for i in self._hidden_by if i in lost and self._beside(lost[i], tracks))
         self._hidden_by.clear()
-        return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by, landed)
+        return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by, landed, stirring)
 
     def expect(self) -> None:
         """A shot has started that nothing was seen moving fast in (a ball struck out of sight and first found

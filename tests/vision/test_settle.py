@@ -5,6 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from calibration.calibrate import calibrate_markers
 from calibration.profile import load_profile
 from simulation.camera import make_camera
 from simulation.piratenbillard import simulate_piratenbillard
@@ -13,7 +14,9 @@ from simulation.starcluster import StarClusterSimOptions, simulate_starcluster
 from simulation.render import Renderer
 from vision.config import HandConfig, SettleConfig
 from vision.numeric import block_means
-from vision.settle import HandWatch, SettleWatch
+from vision.settle import FieldPicture, HandWatch, SettleWatch
+from vision.mapping import BoardMapper
+from vision.stabilise import TableStabiliser
 from rules.events import Location, Place
 from vision.types import BoardBall, Detection, Track, TrackState
 from calibration.geometry import Rect
@@ -511,3 +514,84 @@ def test_the_hand_watch_shrinks_a_frame_to_its_block_means(k):
     roundings = 1 + {2: 0, 3: 0, 4: 1, 8: 2}[k]  # the halvings before the last step, and the last
     assert off.max() <= 0.5 * roundings
     assert np.mean(np.abs(shrunk - np.round(means)) == 0) > 0.6
+
+
+def test_the_field_picture_sees_a_ball_that_moved_over_the_debounce_and_nothing_on_a_still_table():
+    """`FieldPicture.changed`: a settle waits while the field differs from a debounce before by a ball-sized blob,
+    whatever the ball's colour (starcluster_v8, _v25: small marbles the colour detector missed rolled on after the
+    table settled). Rendered Star Cluster Ball at 1280x720 with the samples' light drift, noise, blur and camera
+    shake, steadied by the real stabiliser: found beside a ball that moved two radii or more over the last debounce
+    on most frames of a match's first 16 s, and never on a still table (four of its quiet moments, with 0 to 4 balls
+    on the field, each held for 1.5 s while the light, the noise and the shake go on)."""
+    profile = load_profile("starcluster")
+    match = simulate_starcluster(profile, 3, "chain_grand_slam")
+    camera = make_camera(profile, "behind_play_line", 1280, 720)
+    renderer = Renderer(profile, camera, Realism.moderate(), match.fps, match.seed)
+    first, _ = renderer.render(match.frames[0])
+    calibration = calibrate_markers(first, profile)
+    mapper = BoardMapper(calibration, profile)
+    field = profile.playing_field
+    polygon = calibration.board_to_image(np.array([[field.x_min, field.y_min], [field.x_max, field.y_min],
+                                                   [field.x_max, field.y_max], [field.x_min, field.y_max]], float))
+    config = SettleConfig()
+    back = round(config.rest_debounce_s * match.fps)
+
+    def watch(frames):
+        """(the frame's truth and whether a hand is in it, what the picture found) for each frame a debounce on."""
+        stabiliser = TableStabiliser(first, calibration, profile)
+        picture = FieldPicture(config, HandConfig().hand_min_area_balls, polygon, (camera.width, camera.height),
+                               lambda px: mapper.ball_radius_px(mapper.to_board(px)))
+        for i, f in enumerate(frames):
+            image, truth = renderer.render(f)
+            stabiliser.update(image)
+            picture.remember(f.t, image, stabiliser.transform)
+            yield (truth, f.hand is not None), picture.changed() if i >= back else None
+
+    def on_field(truth):
+        return {b.id: b for b in truth.balls if b.visible and field.contains((b.x, b.y))}
+
+    found_moved = []
+    seen = []
+    for now, found in watch(match.frames[:480]):
+        seen.append(now)
+        if len(seen) <= back or now[1]:
+            continue
+        before, after = on_field(seen[-1 - back][0]), on_field(now[0])
+        moved = [(b, before[i]) for i, b in after.items() if i in before
+                 and np.hypot(b.u - before[i].u, b.v - before[i].v) >= 2 * b.r_px]
+        if moved:
+            found_moved.append(found is not None and any(
+                min(np.hypot(found[0] - a.u, found[1] - a.v), np.hypot(found[0] - b.u, found[1] - b.v)) <= 3 * a.r_px
+                for a, b in moved))
+    quiet = [f for f in match.frames[:480] if f.hand is None and not any(
+        b.moving for b in f.balls if field.contains((b.x, b.y)))]
+    moments = quiet[::len(quiet) // 4][:4]
+    still = [found for f in moments for _, found in watch(
+        [replace(f, index=f.index + k, t=f.t + k / match.fps) for k in range(round(1.5 * match.fps))])]
+    counts = sorted(len(on_field(renderer.render(f)[1])) for f in moments)
+    assert len(found_moved) >= 30 and counts[0] == 0 and counts[-1] >= 3 and len(still) == 4 * 45
+    assert sum(found_moved) >= 0.8 * len(found_moved)
+    assert not any(still)
+
+
+def test_a_settle_waits_while_the_field_picture_changes_then_goes_ahead_flagged():
+    """The picture is asked only when every track would let the table settle; while it changed, the settle waits,
+    for `roll_wait_ms` at most, then goes ahead with where it changed (`stirring`) for review."""
+    asked = []
+
+    def picture(where):
+        return lambda: asked.append(where) or where
+
+    watch = SettleWatch(SettleConfig(rest_debounce_ms=400, roll_wait_ms=1000))
+    watch.update(0.0, (track(),), False, picture=picture((5.0, 6.0)))
+    assert asked == []  # warming up: not asked
+    assert watch.update(0.5, (track(),), False, picture=picture((5.0, 6.0))) is None
+    assert watch.update(0.6, (track(vx=80, at_rest=False),), False, picture=picture((5.0, 6.0))) is None
+    assert asked == [(5.0, 6.0)]  # a track not at rest: not asked
+    settle = watch.update(0.7, (track(),), False, picture=picture(None))
+    assert settle is not None and settle.t == 0.7 and settle.stirring is None  # still again: it settles
+    watch.update(1.0, (track(vx=500, at_rest=False),), False)
+    for t in (1.5, 2.0, 2.49):
+        assert watch.update(t, (track(),), False, picture=picture((5.0, 6.0))) is None
+    settle = watch.update(2.5, (track(),), False, picture=picture((5.0, 6.0)))
+    assert settle is not None and settle.stirring == (5.0, 6.0)  # waited 1 s from 1.5: goes ahead, flagged
