@@ -205,8 +205,10 @@ class VisionPipeline:
             known = None
         start = time.perf_counter()
         # the hand watch and the detector shrink the same frame: the part of it either asks for is halved once
+        picture = self._picture if self.config.settle.field_change_balls > 0 else None
         regions = [r for r in (self._hands.halved(), self.detector.halved()
-                               if isinstance(self.detector, ColourDetector) else None) if r is not None]
+                               if isinstance(self.detector, ColourDetector) else None,
+                               picture.halved() if picture is not None else None) if r is not None]
         halvings = Halvings(frame.image, halved_box(regions, frame.image.shape[1], frame.image.shape[0]))
         hand = self._hands.update(frame.image, frame.t, halvings)
         steady = self._stabiliser.transform if self._stabiliser is not None else None
@@ -248,9 +250,8 @@ class VisionPipeline:
         self._note_sightings(frame, update.tracks, self._shooter or to_play)
         tracked = tracked_frame(frame.t, update.tracks, balls, self._mapper.ball_centre_px) if self.record_tracks \
             else None
-        picture = self._picture if self.config.settle.field_change_balls > 0 else None
         if picture is not None and not self.settle.quiet:
-            picture.remember(frame.t, frame.image, steady)
+            picture.remember(frame.t, frame.image, steady, halvings)
         settle = self.settle.update(frame.t, update.tracks, hand, self._shifts is not None and self._shifts.moving,
                                     update.born, self._hands.rolling, picture.changed if picture is not None else None)
         segmented = self.shots.update(frame.t, update, settle, hand)
@@ -601,7 +602,8 @@ class VisionPipeline:
         radius_px = float(np.linalg.norm(calibration.board_to_image(edge) - calibration.board_to_image(centre)))
         mapper = self._mapper
         self._picture = FieldPicture(config.settle, config.hands.hand_min_area_balls, watched, (width, height),
-                                     lambda px: mapper.ball_radius_px(mapper.to_board(px)))
+                                     lambda px: mapper.ball_radius_px(mapper.to_board(px)),
+                                     mapper.smallest_ball_radius_px())
         if self._hands is None:
             self._hands = HandWatch(config.hands, watched, (width, height), radius_px,
                                     corners if looked_at != t else None)

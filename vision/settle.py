@@ -40,6 +40,7 @@ from vision.types import BoardBall, Track, TrackState
 
 FOREGROUND_SLOWDOWN = 10  # a big foreground blob (a player leaning in) is learnt into the background this much slower
 ROLL_MIN_BALLS = 0.5  # a changed blob of this many ball areas or more, changed as much since the last frame: a roll
+HALVED_RADIUS_PX = 6.0  # the field's picture is kept halved where no ball on it looks smaller
 COMPACT_RADII, COMPACT_FILL = 4.0, 0.4  # a ball's change spans at most this many radii and fills this much of its box
 
 
@@ -213,27 +214,42 @@ class FieldPicture:
     `field_change_balls` ball areas (at the ball size where it lies) and under a hand's. A pixel differs when it
     lies more than `field_change_grey` outside the range the earlier frame takes within a pixel of it, after the
     camera's shake is taken out (the stabiliser's transforms): the edges of slots, the compression's blocks and a
-    shake of a pixel differ by nothing."""
+    shake of a pixel differ by nothing. Where the smallest ball on the field is `HALVED_RADIUS_PX` wide or more,
+    the field is kept halved (`factor` 2: a Piratenbillard board's balls; from the frame's shared halvings)."""
 
     def __init__(self, config: SettleConfig, hand_min_area_balls: float, field_polygon_px: np.ndarray,
-                 image_size: tuple[int, int], ball_radius_px: Callable[[np.ndarray], np.ndarray]) -> None:
+                 image_size: tuple[int, int], ball_radius_px: Callable[[np.ndarray], np.ndarray],
+                 smallest_radius_px: float) -> None:
         self.config = config
         self.hand_min_area_balls = hand_min_area_balls
+        self.factor = k = 2 if smallest_radius_px >= HALVED_RADIUS_PX else 1
         width, height = image_size
-        corners = np.round(np.asarray(field_polygon_px, float)).astype(np.int32)
-        x0, y0 = np.clip(corners.min(axis=0), 0, [width, height])
-        x1, y1 = np.clip(corners.max(axis=0) + 1, 0, [width, height])
-        self.box = (int(x0), int(y0), int(x1), int(y1))
-        self.mask = np.zeros((int(y1 - y0), int(x1 - x0)), np.uint8)
-        cv2.fillPoly(self.mask, [corners - [x0, y0]], 1)
+        corners = np.asarray(field_polygon_px, float)
+        x0, y0 = np.clip(np.floor(corners.min(axis=0) / k) * k, 0, [width // k * k, height // k * k]).astype(int)
+        x1, y1 = np.clip(np.ceil((corners.max(axis=0) + 1) / k) * k, 0, [width // k * k, height // k * k]).astype(int)
+        self.box = (int(x0), int(y0), int(x1), int(y1))  # full-frame pixels, multiples of `factor`
+        self.mask = np.zeros(((y1 - y0) // k, (x1 - x0) // k), np.uint8)
+        cv2.fillPoly(self.mask, [np.round((corners - [x0, y0]) / k).astype(np.int32)], 1)
         self.ball_radius_px = ball_radius_px  # full-frame pixels -> the apparent radius of a ball lying there
         self._frames: deque[tuple[float, np.ndarray, np.ndarray]] = deque()  # (t, field pixels, 3x3 steadying)
 
-    def remember(self, t: float, image: np.ndarray, steady: np.ndarray | None) -> None:
+    def halved(self) -> tuple[int, int, int, int, int] | None:
+        """The region (x0, y0, x1, y1, full-resolution pixels) this picture asks `Halvings` for, and by how much it
+        shrinks it; None when it keeps the field whole."""
+        return (*self.box, self.factor) if self.factor > 1 else None
+
+    def remember(self, t: float, image: np.ndarray, steady: np.ndarray | None,
+                 halvings: Halvings | None = None) -> None:
         """Keep this frame's field (a copy: the decoder may reuse the frame), and of the older ones only the
-        newest a debounce before it."""
+        newest a debounce before it. `halvings`: the frame's, shared with the other stages."""
         x0, y0, x1, y1 = self.box
-        self._frames.append((t, image[y0:y1, x0:x1].copy(), _homogeneous(steady)))
+        k = self.factor
+        if k == 1:
+            field = image[y0:y1, x0:x1].copy()
+        else:
+            shared = None if halvings is None else halvings.block_means(x0, y0, x1, y1, k)
+            field = block_means(image[y0:y1, x0:x1], k) if shared is None else shared.copy()
+        self._frames.append((t, field, _homogeneous(steady)))
         while len(self._frames) > 1 and self._frames[1][0] <= t - self.config.rest_debounce_s + TIME_EPS_S:
             self._frames.popleft()
 
@@ -249,7 +265,8 @@ class FieldPicture:
             return None
         (_, before, then), (_, now, steady) = self._frames[0], self._frames[-1]
         x0, y0, _, _ = self.box
-        to_box = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
+        k = self.factor
+        to_box = np.array([[1.0 / k, 0, -x0 / k], [0, 1.0 / k, -y0 / k], [0, 0, 1.0]])  # full frame -> kept pixels
         # the earlier frame's field, moved to where the camera now sees it: its pixels -> steadied -> this frame's
         move = to_box @ np.linalg.inv(steady) @ then @ np.linalg.inv(to_box)
         if not np.allclose(move, np.eye(3), atol=1e-3):
@@ -263,8 +280,8 @@ class FieldPicture:
         count, _, stats, centres = cv2.connectedComponentsWithStats(binary, connectivity=8, ltype=cv2.CV_32S)
         if count < 2:
             return None
-        centres = centres[1:] + [x0, y0]
-        radii = np.maximum(self.ball_radius_px(centres), 1.0)
+        centres = (centres[1:] + 0.5) * k - 0.5 + [x0, y0]  # kept pixels' centres -> full-frame pixels
+        radii = np.maximum(self.ball_radius_px(centres), 1.0) / k  # in kept pixels
         pixels = stats[1:, cv2.CC_STAT_AREA]
         areas = pixels / (np.pi * radii ** 2)
         sides = np.maximum(stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT])

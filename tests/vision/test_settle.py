@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -13,7 +14,7 @@ from simulation.realism import Realism
 from simulation.starcluster import StarClusterSimOptions, simulate_starcluster
 from simulation.render import Renderer
 from vision.config import HandConfig, SettleConfig
-from vision.numeric import block_means
+from vision.numeric import Halvings, block_means
 from vision.settle import FieldPicture, HandWatch, SettleWatch
 from vision.mapping import BoardMapper
 from vision.stabilise import TableStabiliser
@@ -516,13 +517,15 @@ def test_the_hand_watch_shrinks_a_frame_to_its_block_means(k):
     assert np.mean(np.abs(shrunk - np.round(means)) == 0) > 0.6
 
 
-def test_the_field_picture_sees_a_ball_that_moved_over_the_debounce_and_nothing_on_a_still_table():
+@pytest.mark.parametrize("smallest_radius_px", [4.0, 8.0])
+def test_the_field_picture_sees_a_ball_that_moved_over_the_debounce_and_nothing_on_a_still_table(smallest_radius_px):
     """`FieldPicture.changed`: a settle waits while the field differs from a debounce before by a ball-sized blob,
     whatever the ball's colour (starcluster_v8, _v25: small marbles the colour detector missed rolled on after the
     table settled). Rendered Star Cluster Ball at 1280x720 with the samples' light drift, noise, blur and camera
     shake, steadied by the real stabiliser: found beside a ball that moved two radii or more over the last debounce
     on most frames of a match's first 16 s, and never on a still table (four of its quiet moments, with 0 to 4 balls
-    on the field, each held for 1.5 s while the light, the noise and the shake go on)."""
+    on the field, each held for 1.5 s while the light, the noise and the shake go on). Kept whole, and halved (from
+    the frame's shared halvings) as it is where the smallest ball on the field looks 6 px wide or more."""
     profile = load_profile("starcluster")
     match = simulate_starcluster(profile, 3, "chain_grand_slam")
     camera = make_camera(profile, "behind_play_line", 1280, 720)
@@ -540,11 +543,12 @@ def test_the_field_picture_sees_a_ball_that_moved_over_the_debounce_and_nothing_
         """(the frame's truth and whether a hand is in it, what the picture found) for each frame a debounce on."""
         stabiliser = TableStabiliser(first, calibration, profile)
         picture = FieldPicture(config, HandConfig().hand_min_area_balls, polygon, (camera.width, camera.height),
-                               lambda px: mapper.ball_radius_px(mapper.to_board(px)))
+                               lambda px: mapper.ball_radius_px(mapper.to_board(px)), smallest_radius_px)
+        assert picture.factor == (1 if smallest_radius_px < 6 else 2)
         for i, f in enumerate(frames):
             image, truth = renderer.render(f)
             stabiliser.update(image)
-            picture.remember(f.t, image, stabiliser.transform)
+            picture.remember(f.t, image, stabiliser.transform, Halvings(image))
             yield (truth, f.hand is not None), picture.changed() if i >= back else None
 
     def on_field(truth):
@@ -595,3 +599,27 @@ def test_a_settle_waits_while_the_field_picture_changes_then_goes_ahead_flagged(
         assert watch.update(t, (track(),), False, picture=picture((5.0, 6.0))) is None
     settle = watch.update(2.5, (track(),), False, picture=picture((5.0, 6.0)))
     assert settle is not None and settle.stirring == (5.0, 6.0)  # waited 1 s from 1.5: goes ahead, flagged
+
+
+@pytest.mark.parametrize("smallest_radius_px", [4.0, 8.0])
+def test_the_field_picture_takes_out_a_camera_that_moved_by_its_steadying_transforms(smallest_radius_px):
+    """A rendered Star Cluster frame, the camera then moved 6.5 px right and 3.25 px down (the stabiliser's transform
+    takes it back): nothing changed on the field, kept whole or halved; told no transform, the slots' edges did."""
+    profile = load_profile("starcluster")
+    match = simulate_starcluster(profile, 3, "chain_grand_slam")
+    camera = make_camera(profile, "behind_play_line", 1280, 720)
+    image, _ = Renderer(profile, camera, Realism(), match.fps, match.seed).render(match.frames[0])
+    calibration = calibrate_markers(image, profile)
+    mapper = BoardMapper(calibration, profile)
+    field = profile.playing_field
+    polygon = calibration.board_to_image(np.array([[field.x_min, field.y_min], [field.x_max, field.y_min],
+                                                   [field.x_max, field.y_max], [field.x_min, field.y_max]], float))
+    moved = cv2.warpAffine(image, np.float32([[1, 0, 6.5], [0, 1, 3.25]]), (camera.width, camera.height),
+                           flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    back = np.array([[1.0, 0, -6.5], [0, 1.0, -3.25]])  # this frame's pixels -> the reference frame's
+    for steady, expect_change in ((back, False), (None, True)):
+        picture = FieldPicture(SettleConfig(), HandConfig().hand_min_area_balls, polygon, (camera.width, camera.height),
+                               lambda px: mapper.ball_radius_px(mapper.to_board(px)), smallest_radius_px)
+        picture.remember(0.0, image, None, Halvings(image))
+        picture.remember(0.5, moved, steady, Halvings(moved))
+        assert (picture.changed() is not None) == expect_change
