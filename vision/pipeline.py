@@ -601,7 +601,10 @@ class VisionPipeline:
         edge = centre + [[self.profile.ball_diameter_mm / 2, 0]]
         radius_px = float(np.linalg.norm(calibration.board_to_image(edge) - calibration.board_to_image(centre)))
         mapper = self._mapper
-        self._picture = FieldPicture(config.settle, config.hands.hand_min_area_balls, watched, (width, height),
+        # past a Play Line, the table out of the shooter's reach: a ball just released rolls there before the field
+        reach = beyond_reach(self.profile)
+        pictured = watched if reach is None else _rect_px(calibration, reach)
+        self._picture = FieldPicture(config.settle, config.hands.hand_min_area_balls, pictured, (width, height),
                                      lambda px: mapper.ball_radius_px(mapper.to_board(px)),
                                      mapper.smallest_ball_radius_px())
         if self._hands is None:

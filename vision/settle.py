@@ -209,7 +209,8 @@ class FieldPicture:
     """Has the field of play looked the same over the last debounce? Where a ball the detector misses rolls on (a
     marble a few pixels wide, its colour washed into the table's), the tracks all rest and the table would settle
     under it: over the 36 Star Cluster variants, every settle called with a ball in flight was such a marble. The
-    picture sees it whatever its colour: the frames of the field while the table is in play are kept, and a settle
+    picture sees it whatever its colour: the frames of the field (past a Play Line, the table a ball's length past it,
+    out of the shooter's reach) while the table is in play are kept, and a settle
     waits while the newest frame differs from the one a debounce earlier by a blob of at least
     `field_change_balls` ball areas (at the ball size where it lies) and under a hand's. A pixel differs when it
     lies more than `field_change_grey` outside the range the earlier frame takes within a pixel of it, after the
