@@ -41,10 +41,10 @@ from calibration.calibrate import Calibration
 from calibration.profile import TableProfile
 from rules.errors import InputError
 from vision.config import LineStripSettings
+from vision.numeric import NEAR, largest, outside_near
 
 BALL_CLEARANCE = 1.4  # a detected ball's disc is left out this much wider than the ball
 OPEN = np.ones((2, 2), np.uint8)  # specks of noise go; a finger (8 mm, under 3 strip pixels) stays
-NEAR = np.ones((3, 3), np.uint8)
 BRIDGE = np.ones((5, 3), np.uint8)
 GATHER = np.ones((11, 11), np.uint8)  # pieces of one body this close (a strip pixel is 3 mm: 30 mm) are one
 
@@ -154,8 +154,8 @@ class LineStrip:
         strip, picture = [p[box] for p in strip], [p[box] for p in picture]
         bright, known = strip[0] + strip[1] + strip[2] + 3, picture[0] + picture[1] + picture[2] + 3
         ratio = bright / (known * gain)
-        off = [_outside(now, was * gain) for now, was in zip(strip, picture)]
-        differs = (_largest(off) > s.difference) | (off[0] + off[1] + off[2] > s.difference_sum)
+        off = [outside_near(now, was * gain) for now, was in zip(strip, picture)]
+        differs = (largest(off) > s.difference) | (off[0] + off[1] + off[2] > s.difference_sum)
         now_share, was_share = 1 / bright, 1 / known
         tint = sum((cv2.absdiff(now * now_share, was * was_share) for now, was in zip(strip, picture)),
                    np.zeros_like(bright))
@@ -221,7 +221,7 @@ class LineStrip:
         light alone differs (a shadow learned fast leaves the table brighter than its picture when it moves on)."""
         s = self.settings
         assert self._picture is not None and self._table is not None and self._last is not None
-        still = _largest([cv2.absdiff(now, was) for now, was in zip(strip, self._last)]) <= s.still_grey
+        still = largest([cv2.absdiff(now, was) for now, was in zip(strip, self._last)]) <= s.still_grey
         busy = cv2.dilate((changed | rooted).astype(np.uint8), NEAR).astype(bool)
         rate = np.full(busy.shape, s.learn_rate, np.float32)
         rate[light] = s.still_learn_rate
@@ -258,14 +258,6 @@ class LineStrip:
         return float(point[0]), float(point[1])
 
 
-def _outside(now: np.ndarray, was: np.ndarray) -> np.ndarray:
-    """How far a plane lies outside the range its picture takes within a pixel of it: a camera shaking by a pixel
-    does not turn the edges of the line and the table into changes."""
-    return np.maximum(cv2.max(now - cv2.dilate(was, NEAR), cv2.erode(was, NEAR) - now), 0)
-
-
-def _largest(planes: list[np.ndarray]) -> np.ndarray:
-    return cv2.max(cv2.max(planes[0], planes[1]), planes[2])
 
 
 def _to_raw(calibration: Calibration, undistorted_px: np.ndarray) -> np.ndarray:

@@ -92,6 +92,22 @@ class Halvings:
         return level[y0 // k:y1 // k, x0 // k:x1 // k]
 
 
+NEAR = np.ones((3, 3), np.uint8)  # a pixel and the eight round it
+
+
+def outside_near(now: np.ndarray, was: np.ndarray) -> np.ndarray:
+    """How far each pixel of `now` lies outside the range `was` takes within a pixel of it (0 within it), channel by
+    channel, bytes or floats: a camera shaking by a pixel does not turn edges into changes."""
+    return np.maximum(cv2.max(cv2.subtract(now, cv2.dilate(was, NEAR)), cv2.subtract(cv2.erode(was, NEAR), now)), 0)
+
+
+def largest(planes: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
+    """Per pixel, the largest of three planes, or of a colour image's B, G and R (read as views, not copied)."""
+    if isinstance(planes, np.ndarray):
+        planes = (planes[..., 0], planes[..., 1], planes[..., 2])
+    return cv2.max(cv2.max(planes[0], planes[1]), planes[2])
+
+
 def halved_box(regions: Sequence[tuple[int, int, int, int, int]], width: int, height: int) \
         -> tuple[int, int, int, int] | None:
     """The box holding every region (x0, y0, x1, y1, k) stages will ask `Halvings` for, its corners moved out to

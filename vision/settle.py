@@ -34,7 +34,7 @@ import numpy as np
 from calibration.geometry import Rect
 from rules.events import Place
 from vision.config import HandConfig, SettleConfig
-from vision.numeric import Halvings, block_means
+from vision.numeric import Halvings, block_means, largest, outside_near
 from vision.track import TIME_EPS_S
 from vision.types import BoardBall, Track, TrackState
 
@@ -195,8 +195,7 @@ class HandWatch:
 
     def _changed(self, small: np.ndarray, reference: np.ndarray) -> np.ndarray:
         """1 where a channel differs from `reference` by more than `hand_diff_grey`."""
-        diff = cv2.absdiff(small, reference)
-        diff = cv2.max(cv2.max(diff[..., 0], diff[..., 1]), diff[..., 2])
+        diff = largest(cv2.absdiff(small, reference))
         return (diff > self.config.hand_diff_grey).astype(np.uint8)
 
     @staticmethod
@@ -273,11 +272,8 @@ class FieldPicture:
         if not np.allclose(move, np.eye(3), atol=1e-3):
             before = cv2.warpAffine(before, move[:2], (before.shape[1], before.shape[0]), flags=cv2.INTER_LINEAR,
                                     borderMode=cv2.BORDER_REPLICATE)
-        kernel = np.ones((3, 3), np.uint8)
-        grey = int(self.config.field_change_grey)
-        differs = cv2.max(cv2.subtract(now, cv2.dilate(before, kernel)), cv2.subtract(cv2.erode(before, kernel), now))
-        differs = cv2.max(cv2.max(differs[..., 0], differs[..., 1]), differs[..., 2])
-        binary = cv2.bitwise_and((differs > grey).astype(np.uint8), self.mask)
+        differs = largest(outside_near(now, before))
+        binary = cv2.bitwise_and((differs > int(self.config.field_change_grey)).astype(np.uint8), self.mask)
         count, _, stats, centres = cv2.connectedComponentsWithStats(binary, connectivity=8, ltype=cv2.CV_32S)
         if count < 2:
             return None
