@@ -477,8 +477,18 @@ class SettleWatch:
         there is read where it was last seen (`vision.pipeline._in_gutter_at_last`: starcluster_v14's, lifted by
         the umpire 0.74 s after it stopped dead). Where balls fly, the hop's own watch (`_in_air`) stands for this."""
         debounce = self.config.rest_debounce_s
-        return not self.flying and tr.fast_t is not None and not tr.slow \
+        return not self.flying and self._moved_since_found(tr) and not tr.slow \
             and t - tr.last_seen_t < debounce and (tr.location is None or tr.location.place is not Place.GUTTER)
+
+    def _moved_since_found(self, tr: Track) -> bool:
+        """Has the track moved since it was found: fast once, or, followed for a debounce time or more, a ball's
+        radius from where it was first seen? A marble first found creeping along the Play Line, never fast, was lost
+        after 0.4 s and the table settled under it while it crept on (starcluster_v30, _v25). A flicker of a slot's
+        shadow stays where it is; a hand of a ball's colour reaching in beside the line is followed for a few frames
+        (starcluster_v8: 0.13-0.17 s)."""
+        return tr.fast_t is not None or tr.born_at is not None and tr.born_t is not None \
+            and tr.last_seen_t - tr.born_t >= self.config.rest_debounce_s - TIME_EPS_S \
+            and math.dist(tr.born_at, (tr.x, tr.y)) >= self.ball_mm / 2
 
     def _found(self, last: Track, tracks: tuple[Track, ...]) -> bool:
         """Seen again as a new track of its colour: one born since it was last seen, or one born beside where it

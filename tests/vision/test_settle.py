@@ -405,6 +405,26 @@ def test_a_ball_lost_before_it_could_be_seen_at_rest_holds_the_settle_for_the_de
     assert lost_in_the_mouth(fast_t=0.7, at=Location(Place.GUTTER)) is not None  # read where it was last seen
 
 
+def test_a_ball_found_creeping_and_lost_holds_the_settle_when_it_was_followed_moving():
+    """starcluster_v30: p2's failed marble, first found creeping along the Play Line and never fast, was followed
+    for 0.43 s and lost; the table settled under it while it crept on. A track followed for a
+    debounce time or more that lies a ball's radius (15 mm here) from where it was first seen has moved, and holds
+    the settle while lost, as one once fast does. One followed for less (a hand of a ball's colour reaching in
+    beside the line for a few frames, starcluster_v8) or nearer where it was found (a flicker) does not."""
+    def lost_creeping(born_at, born_t, lost_for=0.03):
+        watch = watch_rolls()
+        creeper = Track(2, "blue", 131, 226, 5.0, 2.0, TrackState.CONFIRMED, False, 1.0, 9,
+                        location=Location(Place.PLAY_AREA), born_at=born_at, born_t=born_t)
+        watch.update(0.0, (track(),), False)
+        watch.update(1.0, (track(), creeper), False)
+        return watch.update(1.0 + lost_for, (track(), replace(creeper, state=TrackState.LOST)), False)
+    assert lost_creeping((110.0, 226.0), born_t=0.55) is None
+    assert lost_creeping((110.0, 226.0), born_t=0.55, lost_for=0.45) is not None  # unseen for the debounce
+    assert lost_creeping((110.0, 226.0), born_t=0.85) is not None  # followed 0.15 s: a hand's flicker
+    assert lost_creeping((120.0, 226.0), born_t=0.55) is not None  # 11 mm from where it was found: jitter
+    assert lost_creeping(None, born_t=None) is not None
+
+
 def test_a_ball_found_anew_out_of_the_shooters_reach_restarts_the_quiet_period():
     """starcluster_v4: p2's marble, released as the balls in the shooter's hand last moved, was found once, 150 mm
     past the Play Line, on the very frame the table settled, and read lying in the play area. Where a ball found
