@@ -124,7 +124,7 @@ class VisionPipeline:
         self.detector: Detector | None = None
         self.tracker = Tracker(config.tracking, config.settle)
         self.settle = SettleWatch(config.settle, profile.table, game.max_hop_mm > 0, profile.ball_diameter_mm,
-                                  profile.playing_field, beyond_reach(profile))
+                                  profile.playing_field, beyond_reach(profile), _past_line(profile, 0.0))
         self.shots = ShotSegmenter(game.shot_watch(profile, config.shots, config.settle), config.shots)
         self.times = StageTimes()
         self.players: tuple[str, ...] = ()

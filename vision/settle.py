@@ -318,12 +318,14 @@ class SettleWatch:
     """
 
     def __init__(self, config: SettleConfig, table: Rect | None = None, flying: bool = False,
-                 ball_mm: float = 0.0, field: Rect | None = None, rolled_in: Rect | None = None) -> None:
+                 ball_mm: float = 0.0, field: Rect | None = None, rolled_in: Rect | None = None,
+                 past_line: Rect | None = None) -> None:
         self.config = config
         self.table = table
         self.flying = flying
         self.field = field
         self.rolled_in = rolled_in
+        self.past_line = past_line  # the table past its Play Line (None: no line)
         self.ball_mm = ball_mm
         self._armed = True  # the table has not been reported settled since the last motion
         self._start: float | None = None
@@ -468,25 +470,35 @@ class SettleWatch:
 
     def _lost_rolling(self, t: float, tr: Track) -> bool:
         """Was the lost track `tr` lost before it could be seen at rest (it moved since it was found, and its window
-        was not slow when it was last seen: still rolling, or creeping), and lost for less than the debounce time?
-        A ball is at rest only once it has been seen slow for the debounce time; one lost sooner may still be
-        rolling, unseen for a few frames. A marble rolled into a slot's mouth slowed to a stop there, was lost for
-        two frames and rolled back out: the table settled with it in the slot (starcluster_v16). A failed marble
-        creeping back along the Play Line two seconds after it was last fast was lost for three frames, and the
-        table settled while it crept (starcluster_v7). Not in a gutter: a ball leaves one only in a hand, and one lost
-        there is read where it was last seen (`vision.pipeline._in_gutter_at_last`: starcluster_v14's, lifted by
-        the umpire 0.74 s after it stopped dead). Where balls fly, the hop's own watch (`_in_air`) stands for this."""
-        debounce = self.config.rest_debounce_s
-        return not self.flying and self._moved_since_found(tr) and not tr.slow \
-            and t - tr.last_seen_t < debounce and (tr.location is None or tr.location.place is not Place.GUTTER)
+        was not slow when it was last seen: still rolling, or creeping)? A ball is at rest only once it has been seen
+        slow for the debounce time; one lost sooner may still be rolling, unseen for a few frames.
+        - Once fast, it holds the settle until it has been unseen for the debounce time. A marble rolled into a
+          slot's mouth slowed to a stop there, was lost for two frames and rolled back out: the table settled with
+          it in the slot (starcluster_v16). A failed marble creeping back along the Play Line two seconds after it
+          was last fast was lost for three frames, and the table settled while it crept (starcluster_v7).
+        - Never fast, but followed for the debounce time or more and a ball's radius from where it was first seen
+          (`_crept_since_found`), it holds the settle while the tracker keeps it (`tracking.lost_ms`). A marble first
+          found creeping along the Play Line is found on few frames: lost after 0.43 s, and then for over the
+          debounce time again and again, the table settled under it five times while it crept on (starcluster_v30).
+          One once fast and held so long cost three variants their exact scores.
+        Not in a gutter: a ball leaves one only in a hand, and one lost there is read where it was last seen
+        (`vision.pipeline._in_gutter_at_last`: starcluster_v14's, lifted by the umpire 0.74 s after it stopped
+        dead). Where balls fly, the hop's own watch (`_in_air`) stands for this."""
+        if self.flying or tr.slow or tr.location is not None and tr.location.place is Place.GUTTER:
+            return False
+        if tr.fast_t is not None:
+            return t - tr.last_seen_t < self.config.rest_debounce_s
+        return self._crept_since_found(tr)
 
-    def _moved_since_found(self, tr: Track) -> bool:
-        """Has the track moved since it was found: fast once, or, followed for a debounce time or more, a ball's
-        radius from where it was first seen? A marble first found creeping along the Play Line, never fast, was lost
-        after 0.4 s and the table settled under it while it crept on (starcluster_v30, _v25). A flicker of a slot's
-        shadow stays where it is; a hand of a ball's colour reaching in beside the line is followed for a few frames
-        (starcluster_v8: 0.13-0.17 s)."""
-        return tr.fast_t is not None or tr.born_at is not None and tr.born_t is not None \
+    def _crept_since_found(self, tr: Track) -> bool:
+        """Was the track, never fast, followed for a debounce time or more, and does it lie a ball's radius from
+        where it was first seen, past any Play Line? A flicker of a slot's shadow stays where it is; a hand of a
+        ball's colour reaching in beside the line is followed for a few frames (starcluster_v8: 0.13-0.17 s); on the
+        shooter's side of the line a ball is in a hand (starcluster/knock_into_slot: red's, followed 1.3 s over
+        28 mm, 9 mm short of the line, held the table's settle past the umpire's lift)."""
+        if self.past_line is not None and not self.past_line.contains((tr.x, tr.y)):
+            return False
+        return tr.born_at is not None and tr.born_t is not None \
             and tr.last_seen_t - tr.born_t >= self.config.rest_debounce_s - TIME_EPS_S \
             and math.dist(tr.born_at, (tr.x, tr.y)) >= self.ball_mm / 2
 

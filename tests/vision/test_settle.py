@@ -405,24 +405,36 @@ def test_a_ball_lost_before_it_could_be_seen_at_rest_holds_the_settle_for_the_de
     assert lost_in_the_mouth(fast_t=0.7, at=Location(Place.GUTTER)) is not None  # read where it was last seen
 
 
-def test_a_ball_found_creeping_and_lost_holds_the_settle_when_it_was_followed_moving():
+def test_a_ball_found_creeping_and_lost_holds_the_settle_while_the_tracker_keeps_it():
     """starcluster_v30: p2's failed marble, first found creeping along the Play Line and never fast, was followed
-    for 0.43 s and lost; the table settled under it while it crept on. A track followed for a
-    debounce time or more that lies a ball's radius (15 mm here) from where it was first seen has moved, and holds
-    the settle while lost, as one once fast does. One followed for less (a hand of a ball's colour reaching in
-    beside the line for a few frames, starcluster_v8) or nearer where it was found (a flicker) does not."""
-    def lost_creeping(born_at, born_t, lost_for=0.03):
+    for 0.43 s and lost, then found on few frames; the table settled under it five times while it crept on. A track
+    never fast, followed for a debounce time or more, that lies a ball's radius (15 mm here) from where it was first
+    seen, past any Play Line, has crept, and holds the settle for as long as the tracker keeps it lost (not only
+    the debounce time, as one once fast does). One followed for less (a hand of a ball's colour reaching in beside
+    the line for a few frames, starcluster_v8), nearer where it was found (a flicker) or on the shooter's side of
+    the Play Line (a hand holding marbles there, starcluster/knock_into_slot) does not."""
+    def lost_creeping(born_at, born_t, lost_for=0.03, fast_t=None, line_y=None):
         watch = watch_rolls()
+        if line_y is not None:
+            watch = SettleWatch(watch.config, watch.table, False, 30.0, field=watch.field,
+                                past_line=Rect(0, line_y, 700, 1400))
         creeper = Track(2, "blue", 131, 226, 5.0, 2.0, TrackState.CONFIRMED, False, 1.0, 9,
-                        location=Location(Place.PLAY_AREA), born_at=born_at, born_t=born_t)
+                        location=Location(Place.PLAY_AREA), born_at=born_at, born_t=born_t, fast_t=fast_t)
         watch.update(0.0, (track(),), False)
         watch.update(1.0, (track(), creeper), False)
-        return watch.update(1.0 + lost_for, (track(), replace(creeper, state=TrackState.LOST)), False)
-    assert lost_creeping((110.0, 226.0), born_t=0.55) is None
-    assert lost_creeping((110.0, 226.0), born_t=0.55, lost_for=0.45) is not None  # unseen for the debounce
-    assert lost_creeping((110.0, 226.0), born_t=0.85) is not None  # followed 0.15 s: a hand's flicker
-    assert lost_creeping((120.0, 226.0), born_t=0.55) is not None  # 11 mm from where it was found: jitter
-    assert lost_creeping(None, born_t=None) is not None
+        lost = replace(creeper, state=TrackState.LOST)
+        settle = watch.update(1.0 + lost_for, (track(), lost), False)
+        gone = watch.update(1.0 + lost_for + 0.1, (track(),), False)  # given up by the tracker
+        return settle, gone
+    assert lost_creeping((110.0, 226.0), born_t=0.55)[0] is None
+    held, gone = lost_creeping((110.0, 226.0), born_t=0.55, lost_for=1.1)
+    assert held is None and gone is not None  # until the tracker gives it up
+    assert lost_creeping((110.0, 226.0), born_t=0.55, lost_for=0.45, fast_t=0.6)[0] is not None  # once fast
+    assert lost_creeping((110.0, 226.0), born_t=0.85)[0] is not None  # followed 0.15 s: a hand's flicker
+    assert lost_creeping((120.0, 226.0), born_t=0.55)[0] is not None  # 11 mm from where it was found: jitter
+    assert lost_creeping(None, born_t=None)[0] is not None
+    assert lost_creeping((110.0, 226.0), born_t=0.55, line_y=212.0)[0] is None  # past the line
+    assert lost_creeping((110.0, 226.0), born_t=0.55, line_y=235.0)[0] is not None  # in the shooter's hand
 
 
 def test_a_ball_found_anew_out_of_the_shooters_reach_restarts_the_quiet_period():
