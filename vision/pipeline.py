@@ -55,6 +55,10 @@ STAGES = ("decode", "detect", "map", "track", "pose", "rules")
 # leaves, its space's paint shows: piratenbillard_v4); longer, a row seen end on split afresh on every frame jitters,
 # and the table never settles (piratenbillard_v22's p4 strike from the far end of its row)
 RESPLIT_S = 1.0
+# a track in a gutter this slow is lying there (`VisionPipeline._note_lying`): dropped marbles lying 0.1-0.3 s
+# showed 14-39 mm/s; something of p1's orange, no marble, moved over the gutter beside the next shooter at 142
+# (starcluster_v21)
+LYING_SPEED_MM_S = 50.0
 
 # (first frame, mapper, player colours, board points known to hold each player's balls) -> a detector for this view
 DetectorFactory = Callable[[np.ndarray, BoardMapper, list[str], dict[str, list[Point]]], Detector]
@@ -141,6 +145,7 @@ class VisionPipeline:
         self._previous: Frame | None = None  # the frame before this one
         self._last_sight: dict[int, Frame] = {}  # tracks lost while slow: the frame each was last seen on
         self._glimpsed: dict[int, Track] = {}  # tracks lost in a gutter, seen there for less than a rest window
+        self._lying: dict[int, Track] = {}  # each shooter's track as last seen lying in a gutter, standing out there
         self._lifted: list[Track] = []  # of those, the ones the tracker gave up since the last settle
         self._held: list[Observation] = []  # held back for a glimpse in doubt (`_held_for_glimpses`)
         self._gap_t: dict[int, float] = {}  # tracks: the last frame each was not seen on
@@ -348,6 +353,7 @@ class VisionPipeline:
         present = {tr.id: tr for tr in tracks}
         window = self.config.settle.rest_debounce_s
         previous = self._previous
+        self._note_lying(frame, present, shooter)
         for i, tr in present.items():
             if tr.state is not TrackState.LOST or i in self._last_sight or previous is None \
                     or tr.last_seen_t != previous.t:
@@ -364,6 +370,8 @@ class VisionPipeline:
             elif gutter and tr.colour == shooter and seen_for >= self.config.settle.gutter_sighting_s - TIME_EPS_S \
                     and self._stands_out(previous, tr):
                 self._glimpsed[i] = tr  # a ball went into a gutter: out, however soon the umpire lifts it
+            elif self._lay_there(tr, since):
+                self._glimpsed[i] = self._lying[i]  # the hand that lifted it hid part of it as it was last seen
         self._last_sight = {i: seen for i, seen in self._last_sight.items()
                             if i in present and present[i].state is TrackState.LOST}
         self._gap_t = {i: frame.t if tr.state is TrackState.LOST else self._gap_t[i]
@@ -377,9 +385,29 @@ class VisionPipeline:
                           if not (i in present and present[i].state is TrackState.CONFIRMED
                                   and present[i].last_seen_t - self._gap_t.get(i, -math.inf) >= sighting)
                           and not self._seen_again(lost, tracks)}
+        self._lying = {i: lying for i, lying in self._lying.items() if i in present and i not in self._settled_with}
         self._lifted += [lost for i, lost in self._glimpsed.items() if i not in present]
         self._glimpsed = {i: lost for i, lost in self._glimpsed.items() if i in present}
         self._previous = frame
+
+    def _note_lying(self, frame: Frame, present: dict[int, Track], shooter: str | None) -> None:
+        """Keep the shooter's tracks seen on this frame lying in a gutter the table did not settle with (under
+        `LYING_SPEED_MM_S`), standing out from the table there (`_stands_out`). The frame a ball is last seen on may
+        be the one the umpire's hand reaches it on: the part of it left in view moves its measured centre and its
+        filter's speed (starcluster_v22: 174 mm/s, 14 mm off as the hand came; _v36: 15 mm off, on the gutter's
+        edge), and such a glimpse was read as no ball lying there."""
+        for i, tr in present.items():
+            if tr.state is TrackState.CONFIRMED and tr.last_seen_t == frame.t and tr.colour == shooter \
+                    and i not in self._settled_with and tr.location is not None \
+                    and tr.location.place is Place.GUTTER and math.hypot(tr.vx, tr.vy) <= LYING_SPEED_MM_S \
+                    and self._stands_out(frame, tr):
+                self._lying[i] = tr
+
+    def _lay_there(self, lost: Track, since: float) -> bool:
+        """Was the track, lost on this frame, seen lying in a gutter (`_note_lying`) after being followed for the
+        gutter sighting time since it was found or last lost (`since`)?"""
+        lying = self._lying.get(lost.id)
+        return lying is not None and lying.last_seen_t - since >= self.config.settle.gutter_sighting_s - TIME_EPS_S
 
     def _held_for_glimpses(self, seen: list[Observation]) -> list[Observation]:
         """What this frame gives the referee. A settle while a ball glimpsed in a gutter is in doubt (its track not

@@ -624,6 +624,38 @@ def test_a_marble_dropped_into_a_gutter_and_lifted_at_once_is_read_out_in_its_gu
     assert scores.exact, (scores.run, scores.truth)
 
 
+def test_a_marble_lifted_from_a_gutter_is_read_where_it_lay_before_the_hand_hid_part_of_it(tmp_path):
+    """The committed variant sample starcluster_v36 (37.9 mm marbles, slots 6/7/6, side gutters past the Play Line):
+    p1's first marble, let go over the gutter beside the line, lies in it at (102.7, 151.3) mm under the shooter's
+    hand, seen in part, until the umpire lifts it at 2.2 s. As the hand closed on it, the part left in view moved its
+    measured centre 15 mm, to the gutter's edge, where its disc no longer stood out from the table: it was not read
+    out, and p1 scored 3 where the truth has 2. The track as last seen lying in the gutter and standing out there
+    stands for it (`VisionPipeline._note_lying`). Refereed as `referee run` does: p1's glimpse is read out in its
+    gutter at the next settle, flagged, as is p2's at 16.6 s; no settle while a ball is in flight; the scores exact."""
+    truth, run = referee_variant("v36", tmp_path)
+    glimpsed = [(e.t, b.owner) for e in run.events if isinstance(e, TableSettled) for b in e.snapshot.balls
+                if b.at.place is Place.GUTTER and b.confidence == PipelineConfig().settle.gutter_sighting_confidence]
+    assert [owner for _, owner in glimpsed] == ["p1", "p2"] and 2.2 < glimpsed[0][0] < 3.0, glimpsed
+    warnings = _gutter_glimpses(tmp_path / "run")
+    assert len(warnings) == 2 and all(w["review"] for w in warnings), warnings
+    assert settles_in_flight(run.events, truth) == 0
+    scores = score_finals(run.result, truth.result)
+    assert scores.exact, (scores.run, scores.truth)
+
+
+def test_something_of_a_players_colour_moving_over_a_gutter_is_not_read_as_a_marble_lying_there(tmp_path):
+    """The committed variant sample starcluster_v21 (24.2 mm marbles, p1 orange #f9a64f, side gutters past the Play
+    Line): at 10.8-11.0 s, before p1's third shot, something of p1's orange (no marble: the truth has none of p1's on
+    the table) was followed over the gutter beside the line at 142 mm/s, and its disc stood out from the table. A
+    track is taken as lying in a gutter, for a glimpse read from an earlier sighting, only under `LYING_SPEED_MM_S`
+    (50): nothing is read out in a gutter, and the scores are exact."""
+    truth, run = referee_variant("v21", tmp_path)
+    assert _gutter_glimpses(tmp_path / "run") == []
+    assert settles_in_flight(run.events, truth) == 0
+    scores = score_finals(run.result, truth.result)
+    assert scores.exact, (scores.run, scores.truth)
+
+
 def test_the_play_lines_stripe_in_a_players_pink_is_not_glimpsed_as_a_gutter_ball(tmp_path):
     """The committed variant sample starcluster_v20 (18.3 mm marbles, p1 pink #f5929d, side gutters past the Play
     Line): where the line's red stripe crosses the gutters, fragments of it read as p1's marbles for a tenth of a
