@@ -258,8 +258,6 @@ class LineStrip:
         return float(point[0]), float(point[1])
 
 
-
-
 def _to_raw(calibration: Calibration, undistorted_px: np.ndarray) -> np.ndarray:
     """Undistorted image pixels -> the raw frame's (the lens's distortion put back), for resampling raw frames."""
     intrinsics = calibration.intrinsics

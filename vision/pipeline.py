@@ -37,7 +37,7 @@ from rules.errors import InputError
 from rules.events import (BallLifted, BallSighting, Event, GameStart, Location, Place, ShotStarted, Snapshot,
                           TableMovement, TableSettled)
 from vision.cells import BareTable, changed_from_bare, on_frame, on_play_line_stripe, settled_reading
-from vision.config import PipelineConfig, SettleConfig
+from vision.config import PipelineConfig
 from vision.detect.colour import ColourDetector
 from vision.games import GameVision
 from vision.mapping import BoardMapper
@@ -363,7 +363,7 @@ class VisionPipeline:
             # a ball in a gutter keeps its place whatever it does there but roll for real (`_in_gutter_at_last`),
             # unless the table settled with it there since: then it was lifted away, not lost where it rests
             speed = math.hypot(tr.vx, tr.vy)
-            gutter = i not in self._settled_with and _in_gutter_at_last(tr, self.config.settle)
+            gutter = i not in self._settled_with and _in_gutter_at_last(tr, self.config.settle.motion_speed_mm_s)
             seen_for = tr.last_seen_t - since
             if (tr.slow or speed <= self.config.settle.rest_speed_mm_s or gutter) and seen_for >= window:
                 self._last_sight[i] = previous
@@ -398,8 +398,7 @@ class VisionPipeline:
         edge), and such a glimpse was read as no ball lying there."""
         for i, tr in present.items():
             if tr.state is TrackState.CONFIRMED and tr.last_seen_t == frame.t and tr.colour == shooter \
-                    and i not in self._settled_with and tr.location is not None \
-                    and tr.location.place is Place.GUTTER and math.hypot(tr.vx, tr.vy) <= LYING_SPEED_MM_S \
+                    and i not in self._settled_with and _in_gutter_at_last(tr, LYING_SPEED_MM_S) \
                     and self._stands_out(frame, tr):
                 self._lying[i] = tr
 
@@ -682,15 +681,16 @@ class VisionPipeline:
         return out
 
 
-def _in_gutter_at_last(track: Track, settle: SettleConfig) -> bool:
-    """Was a lost track last seen lying in a gutter, slower than a ball rolling for real? A gutter is one place, and a
+def _in_gutter_at_last(track: Track, speed_mm_s: float) -> bool:
+    """Was a track last seen lying in a gutter, no faster than `speed_mm_s` (for a lost one, the motion speed: slower
+    than a ball rolling for real; `LYING_SPEED_MM_S` for a sighting kept to stand for one)? A gutter is one place, and a
     ball leaves it only in a hand, so the frame it was last seen on shows it where it came to rest. After an abrupt
     stop in a dark gutter, the video's compression heals the ball's picture over a few tenths of a second: its
     detected centre drifts 6 px as it does, and the umpire lifted starcluster_v14's gutter ball 0.74 s after it
     stopped, with its filter still at 13 mm/s, over the 12 of a ball at rest. The settle after the lift read no ball
     there: a failed ball, back in hand."""
     return track.location is not None and track.location.place is Place.GUTTER \
-        and math.hypot(track.vx, track.vy) <= settle.motion_speed_mm_s
+        and math.hypot(track.vx, track.vy) <= speed_mm_s
 
 
 def tracked_frame(t: float, tracks: tuple[Track, ...], balls: list[BoardBall],
