@@ -822,13 +822,16 @@ def test_a_ball_lost_lying_in_a_gutter_is_read_where_it_was_last_seen(place, spe
     ("followed again", False),  # a marble held over the gutter, hidden in the hand, then seen again
     ("found beside", False),  # the same, found again as a new track of its colour beside where it was lost
     ("shot", True),  # the next shot started first: it lay there
+    ("read by the settle", False),  # given up, and the settle reads a new ball of its colour in a gutter: found again
+    ("one lay there before", True),  # given up; the settle's gutter ball of its colour was on the last settled table
 ])
 def test_a_settle_waits_while_a_ball_glimpsed_in_a_gutter_may_be_found_again(after, read_out):
     """A ball of the shooter's seen lying in a gutter for less than a rest window and lost (a marble dropped into a
     gutter beside the Play Line, lifted by the umpire 0.2-0.7 s later: starcluster_v5) went out, unless it is found
     again (it lies there still, lost for a few frames, or was a marble held over the gutter). A settle meanwhile is
     held back with everything after it, in order, and given out once that is known; the ball is read in its gutter,
-    flagged, only when it was not found again. (End to end, on pixels: test_any_table's v5 and v20 tests.)"""
+    flagged, only when it was not found again, nor read by the settle itself. (End to end, on pixels:
+    test_any_table's v5 and v20 tests.)"""
     from calibration.profile import load_profile
     from rules.events import BallSighting, ShotStarted, Snapshot, TableSettled
     from vision.config import PipelineConfig
@@ -849,11 +852,15 @@ def test_a_settle_waits_while_a_ball_glimpsed_in_a_gutter_may_be_found_again(aft
     pipeline._glimpsed = {7: glimpse}
     pipeline._gap_t = {7: frames[12].t}
     grouped = BallSighting("blue", Location(Place.GROUPED))
-    settled = TableSettled(t=frames[20].t, snapshot=Snapshot((grouped,)))
+    in_gutter = BallSighting("red", Location(Place.GUTTER))
+    if after == "one lay there before":
+        pipeline._snapshot = Snapshot((in_gutter,))
+    read = (grouped, in_gutter) if after in ("read by the settle", "one lay there before") else (grouped,)
+    settled = TableSettled(t=frames[20].t, snapshot=Snapshot(read))
     assert pipeline._held_for_glimpses([settled]) == [] and pipeline.holding  # in doubt: held
     pipeline._note_sightings(frames[21], (replace(glimpse, last_seen_t=frames[10].t),), "red")
     assert pipeline._held_for_glimpses([]) == []  # still lost, not given up: still held
-    if after == "given up":
+    if after in ("given up", "read by the settle", "one lay there before"):
         pipeline._note_sightings(frames[60], (), "red")
         out = pipeline._held_for_glimpses([])
     elif after == "followed again":
@@ -873,7 +880,7 @@ def test_a_settle_waits_while_a_ball_glimpsed_in_a_gutter_may_be_found_again(aft
     warned = [o for o in out if isinstance(o, PipelineWarning)]
     out_in_gutter = BallSighting("red", Location(Place.GUTTER), config.settle.gutter_sighting_confidence)
     assert settles[0].t == settled.t and settles[0].id == settled.id
-    assert list(settles[0].snapshot.balls) == ([grouped, out_in_gutter] if read_out else [grouped])
+    assert list(settles[0].snapshot.balls) == ([*read, out_in_gutter] if read_out else list(read))
     assert len(warned) == read_out and all(w.review and w.t == settled.t for w in warned)
     assert [o.t for o in out] == sorted(o.t for o in out)  # the log stays in time order
     if after == "shot":
