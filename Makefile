@@ -64,10 +64,14 @@ demo: $(STAMP) $(POSE_MODEL)
 	@echo "  $(RUN)/annotated.mp4, $(RUN)/highlights/ (clips, reel.mp4, index.json) and $(RUN)/report.html (open it in a browser)"
 	@echo "  (a run folder is never written over: the run of an earlier make demo, if any, was moved aside to $(RUN).replaced-<time>)"
 
-# mypy checks the packages' type hints (pyproject.toml [tool.mypy]) before the suite runs
+# mypy checks the packages' type hints (pyproject.toml [tool.mypy]) before the suite runs. The suite runs in
+# TEST_WORKERS processes (pytest-xdist), each given whole test files (a file's tests run in order, in one process,
+# and its module fixtures are made once): one per core, at most 4 (the longest file takes about 3 minutes);
+# TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 test: $(STAMP) $(POSE_MODEL) browser
 	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) $(MODEL_VENV) models/build out
