@@ -243,8 +243,9 @@ class CellReadConfig:
     margin: float = 0.25  # ratio distance from a boundary that earns full confidence
     kept: float = 0.12  # a place that held a player's ball at the last settle keeps it down to this ratio
     kept_confidence: float = 0.7  # ... (partly hidden behind a ball that landed on it), this sure
-    present_delta: float = 40.0  # a ball that lay in a place, no longer found, whose disc still differs from the bare
-    #                              table by this much (mean absolute ΔLab, beyond its ring's) is still there
+    kept_delta: float = 20.0  # a ball that lay in a place, no longer found, whose disc still differs from the bare
+    #                           table by this much (mean absolute ΔLab, beyond its ring's) is still there
+    present_delta: float = 40.0  # a place the bare table shows empty that differs from it by this much holds a ball
     unrecognised_confidence: float = 0.5  # the shooter's ball no colour was read for, put where the table changed
     frame_reach_diameters: float = 1.5  # a ball found more than this many ball diameters from every area a ball can
     #                                     be on the table (`GameVision.ball_areas`) is on its frame: no ball (a ball's
