@@ -643,6 +643,7 @@ class VisionPipeline:
         self._mask = np.zeros((height, width), np.uint8)
         for polygon in (corners, *(_rect_px(calibration, rect) for rect in gutters_behind(self.profile, looked_at))):
             cv2.fillPoly(self._mask, [np.round(polygon).astype(np.int32)], 255)
+        self._mask.flags.writeable = False  # the detector need not compare it from frame to frame
         watched = _rect_px(calibration, self.profile.playing_field)
         centre = np.array([[(t.x_min + t.x_max) / 2, (t.y_min + t.y_max) / 2]])
         edge = centre + [[self.profile.ball_diameter_mm / 2, 0]]

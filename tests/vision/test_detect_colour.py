@@ -255,6 +255,22 @@ def test_a_mask_cuts_the_search_to_its_box_and_a_changed_mask_is_taken(game, pir
     right = detector.detect(image, left)
     assert right and all(d.u > cut - 1 for d in right)
     assert sorted(detector.detect(image), key=lambda d: (d.u, d.v)) == whole
+    # a read-only mask with memory of its own cannot change: passed again, its view is taken without comparing it
+    frozen = left.copy()
+    frozen.flags.writeable = False
+    assert detector.detect(image, frozen) == right
+    views = list(detector._views)
+    assert [v.frozen is frozen for v in views].count(True) == 1  # the equal mask's view knows it now
+    assert detector.detect(image, frozen) == right and detector._views == views
+    # a read-only view of another array can: it is compared every time
+    base = left.copy()
+    shown = base.view()
+    shown.flags.writeable = False
+    assert detector.detect(image, shown) == right
+    base[:] = 0
+    base[:, :cut] = 255
+    again = detector.detect(image, shown)
+    assert again and all(d.u < cut + 1 for d in again)
 
 
 def test_a_settle_read_between_two_frames_leaves_the_frames_measurements_alone(pirate):
