@@ -961,8 +961,8 @@ def _closed(hit: np.ndarray, disc: np.ndarray, k: int) -> np.ndarray:
 
 
 def _unchangeable(mask: np.ndarray) -> bool:
-    """Can nothing write to `mask` (read-only, and its own memory, not a view of another array's)? Then the same array
-    passed again holds the same pixels."""
+    """Is `mask` read-only and its own memory (not a view of another array, which may change under it)? Then the same
+    array passed again holds the same pixels, unless its owner makes it writeable again (the pipeline never does)."""
     return not mask.flags.writeable and mask.base is None
 
 
