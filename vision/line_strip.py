@@ -152,19 +152,14 @@ class LineStrip:
         sample = ratios[self._valid[thin]]
         gain = float(np.median(sample)) if sample.size else 1.0
         strip, picture = [p[box] for p in strip], [p[box] for p in picture]
+        bright, known = strip[0] + strip[1] + strip[2] + 3, picture[0] + picture[1] + picture[2] + 3
+        ratio = bright / (known * gain)
         off = [outside_near(now, was * gain) for now, was in zip(strip, picture)]
         differs = (largest(off) > s.difference) | (off[0] + off[1] + off[2] > s.difference_sum)
-        light = np.zeros_like(differs)
-        rows, cols = np.flatnonzero(differs.any(axis=1)), np.flatnonzero(differs.any(axis=0))
-        if len(rows):  # whether a difference is light alone is asked only around the differences (most frames: few)
-            near = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
-            strip, picture = [p[near] for p in strip], [p[near] for p in picture]
-            bright, known = strip[0] + strip[1] + strip[2] + 3, picture[0] + picture[1] + picture[2] + 3
-            ratio = bright / (known * gain)
-            now_share, was_share = 1 / bright, 1 / known
-            tint = sum((cv2.absdiff(now * now_share, was * was_share) for now, was in zip(strip, picture)),
-                       np.zeros_like(bright))
-            light[near] = (tint < s.shadow_tint) & (ratio >= s.shadow_min_ratio) & (ratio <= 1 + s.light_max_brighter)
+        now_share, was_share = 1 / bright, 1 / known
+        tint = sum((cv2.absdiff(now * now_share, was * was_share) for now, was in zip(strip, picture)),
+                   np.zeros_like(bright))
+        light = (tint < s.shadow_tint) & (ratio >= s.shadow_min_ratio) & (ratio <= 1 + s.light_max_brighter)
         return differs & ~light & self._valid[box], differs & light & self._valid[box]
 
     def _ball_discs(self, shape: tuple[int, ...], balls: Sequence[tuple[float, float, float]]) -> np.ndarray:
