@@ -438,7 +438,7 @@ class VisionPipeline:
             self._glimpsed = {}
         settled = held[first]
         assert isinstance(settled, TableSettled)
-        glimpsed = self._unread(glimpsed, settled.snapshot)
+        glimpsed = self._unread(glimpsed, settled.snapshot) if glimpsed else []
         if not glimpsed:
             return held
         sure = self.config.settle.gutter_sighting_confidence

@@ -668,9 +668,10 @@ class ColourDetector:
         blobs to be measured afresh (those at the edge of another mask may have lost pixels to it)."""
         bx0, by0, bx1, by1 = self.box
         frozen = mask if mask is not None and _unchangeable(mask) else None
-        for view in self._views:  # the same unchangeable mask again: no need to compare it (0.1-0.3 ms a frame)
-            if frozen is not None and view.frozen is frozen:
-                return view
+        if frozen is not None:  # the same unchangeable mask again: no need to compare it (0.1-0.3 ms a frame)
+            for view in self._views:
+                if view.frozen is frozen:
+                    return view
         m = None if mask is None else mask[by0:by1, bx0:bx1]
         for view in self._views:
             if (m is None and view.given is None) or (
