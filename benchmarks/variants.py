@@ -11,6 +11,8 @@ scored with `referee eval`'s library. Per variant it prints:
 
 * scores exact: the run's final scores equal the truth's;
 * place: resting balls in the right slot or space (vision.evaluate's assignment accuracy);
+* late: of the truth's settles, those the run read only after the table had changed (a gutter ball lifted
+  before the referee's debounce ran out, read where it lay: vision.evaluate.settle_pairs); placed, and counted;
 * dropped: table readings the rules engine refused as impossible (the run's "table reading dropped" warnings);
 * in flight: the run's table_settled events called while a ball was in the air or still rolling further than
   its radius (from the truth: vision.evaluate.settles_in_flight);
@@ -77,7 +79,7 @@ def measure(game: str, seed: int, out: Path, reuse: bool, pose: bool) -> dict:
     warnings = read_run(run_dir, tracks=False).warnings
     return {
         "variant": drawn.describe(), "frames": summary.frames, "fps": summary.frames / wall,
-        "exact": report.scores.exact, "place": report.assignment.accuracy,
+        "exact": report.scores.exact, "place": report.assignment.accuracy, "late": report.assignment.late,
         "dropped": sum(w["message"].startswith(DROPPED) for w in warnings),
         "in_flight": settles_in_flight(run.events, truth),
         "detection": None if detection is None else {"truth_balls": detection.truth_balls,
@@ -127,7 +129,8 @@ def variant_table(results: dict[str, dict]) -> str:
         v = r["variant"]
         rows.append([name, "/".join(map(str, v["slots"])) or "-", v["ball_mm"], v["cell_mm"], v["tilt_deg"],
                      len(v["players"]), "yes" if v["gutters_past_line"] else "no", "yes" if r["exact"] else "NO",
-                     "n/a" if r["place"] is None else f"{100 * r['place']:.1f}%", r["dropped"], r["in_flight"],
+                     "n/a" if r["place"] is None else f"{100 * r['place']:.1f}%", r.get("late", "n/a"), r["dropped"],
+                     r["in_flight"],
                      _share(r, "detections"), _share(r, "truth_balls"), r["fps"],
                      "yes" if meets_goal(r) else "NO"])
     done = [r for r in results.values() if "error" not in r]
@@ -135,7 +138,8 @@ def variant_table(results: dict[str, dict]) -> str:
     counted = [r["detection"] for r in done if r.get("detection")]
     right, found, shown = (sum(d[k] for d in counted) for k in ("right", "detections", "truth_balls"))
     return table(["variant", "slots", "ball mm", "cell mm", "tilt", "players", "gutter past line", "scores exact",
-                  "place", "dropped", "in flight", "detection precision", "detection recall", "fps", "goal"], rows) \
+                  "place", "late", "dropped", "in flight", "detection precision", "detection recall", "fps", "goal"],
+                 rows) \
         + f"\nissue 15's goal met on {met} of {len(results)} variants; detection over them all: precision " \
         f"{_percent(right, found)}, recall {_percent(right, shown)} ({right} of {shown} visible balls, {found} " \
         "detections)"

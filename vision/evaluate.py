@@ -17,11 +17,15 @@ What is measured, and how things are paired:
   the same table: the first run settle called while the table showed it, from
   the moment no ball was in flight any more (in the air, or rolling on further
   than its radius before it stops) until the table next changed (a ball moved
-  or was lifted, the next settle); the snapshots are compared as multisets of
-  (owner, location): accuracy = balls right / max(truth balls, run balls),
-  summed over truth snapshots (a snapshot the run never settled on scores 0 of
-  its balls, and so does one read while a ball was still in flight: it is no
-  reading of the settled table);
+  or was lifted, the next settle); failing that, late, the first run settle
+  after that, before the next shot or the next such window, with no ball in
+  flight (a table shown for less than the referee's debounce, a gutter ball
+  lifted half a second after it stopped, is read where it lay once the hand has
+  gone; `AssignmentReport.late` counts these); the snapshots are compared as
+  multisets of (owner, location): accuracy = balls right / max(truth balls, run
+  balls), summed over truth snapshots (a snapshot the run never settled on
+  scores 0 of its balls, and so does one read while a ball was still in flight:
+  it is no reading of the settled table);
 * timing: for the same pairs, run `table_settled` t minus the truth's (the
   truth's is the moment the simulation called the table settled), and minus
   the true rest (the first frame after the last moving ball before it);
@@ -186,6 +190,7 @@ class AssignmentReport:
     balls_total: int
     accuracy: float | None
     mistakes: tuple[str, ...]
+    late: int  # of `matched`: paired with a run settle called after the table changed (`settle_pairs`)
 
 
 @dataclass(frozen=True)
@@ -412,25 +417,43 @@ def settle_windows(truth: Truth) -> list[tuple[int, int]]:
 
 
 def pair_settles(run: Iterable[Event], truth: Truth) -> list[tuple[int, int]]:
-    """(truth settle index, run settle index): each truth settle with the first run settle called within its
-    window (`settle_windows`); a truth settle without one is left unpaired."""
+    """(truth settle index, run settle index): see `settle_pairs`."""
+    return [(i, j) for i, j, _ in settle_pairs(run, truth)]
+
+
+def settle_pairs(run: Iterable[Event], truth: Truth) -> list[tuple[int, int, bool]]:
+    """(truth settle index, run settle index, late): each truth settle with the first run settle called within its
+    window (`settle_windows`); failing that, late, with the first run settle called after the window closed, before
+    the next shot starts and before the next window opens (so no window holds it), with no ball in flight. A table
+    can show for less than the referee's debounce (a gutter ball lifted half a second after it stopped), and the
+    referee then reads it where it lay once the hand has gone (vision.pipeline): the reading is scored, and the
+    timing says how late it was. A truth settle without either is left unpaired."""
     r_set = _settles(run)
     if not truth.frames:
         return []
     times = np.array([float(f["t"]) for f in truth.frames])
+    flying = in_flight(truth)
     at = [frame_at(times, e.t) for e in r_set]
-    pairs = []
-    for i, (first, end) in enumerate(settle_windows(truth)):
+    windows = settle_windows(truth)
+    shots = sorted(frame_at(times, e.t) for e in truth.events if isinstance(e, ShotStarted))
+    pairs: list[tuple[int, int, bool]] = []
+    for i, (first, end) in enumerate(windows):
         j = next((j for j, k in enumerate(at) if first <= k < end), None)
-        if j is not None:
-            pairs.append((i, j))
+        if j is None:  # a later run settle, before anything else could claim it (windows come in order)
+            until = min([len(times), *(k for k in shots if k >= end), *(w[0] for w in windows[i + 1:i + 2])])
+            j = next((j for j, k in enumerate(at) if end <= k < until and not flying[k]), None)
+            if j is not None:
+                pairs.append((i, j, True))
+        else:
+            pairs.append((i, j, False))
     return pairs
 
 
 def score_assignment(run: Iterable[Event], truth: Truth) -> AssignmentReport:
     run = tuple(run)
     t_set, r_set = _settles(truth.events), _settles(run)
-    pairs = dict(pair_settles(run, truth))
+    paired = settle_pairs(run, truth)
+    pairs = {i: j for i, j, _ in paired}
     right = total = exact = 0
     mistakes = []
     for i, settled in enumerate(t_set):
@@ -446,7 +469,7 @@ def score_assignment(run: Iterable[Event], truth: Truth) -> AssignmentReport:
             what = "no run snapshot" if i not in pairs else f"missing [{missing}] extra [{extra}]"
             mistakes.append(f"settle at {settled.t:.2f}s: {what}")
     return AssignmentReport(len(t_set), len(r_set), len(pairs), exact, right, total, _ratio(right, total),
-                            tuple(mistakes))
+                            tuple(mistakes), sum(late for _, _, late in paired))
 
 
 def true_rest_times(truth: Truth) -> dict[int, float]:
@@ -593,7 +616,7 @@ def format_table(report: Report, name: str = "run") -> str:
          f"outcome {_pct(sh.outcome_accuracy)}, points {_pct(sh.points_accuracy)}, fouls {_pct(sh.fouls_accuracy)}"),
         ("slot/space assignment", _pct(asg.accuracy),
          f"{asg.balls_right}/{asg.balls_total} balls; {asg.exact_snapshots}/{asg.truth_snapshots} snapshots exact; "
-         f"{asg.run_snapshots} run snapshots"),
+         f"{asg.run_snapshots} run snapshots" + (f", {asg.late} read after the table changed" if asg.late else "")),
         ("settle time - truth", _ms(tm.error_ms.mean), f"mean; p95 {_ms(tm.error_ms.p95)}, max {_ms(tm.error_ms.max)} "
          f"over {tm.error_ms.n} settles"),
         ("settle time - true rest", _ms(tm.after_rest_ms.mean),

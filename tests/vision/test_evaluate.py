@@ -23,6 +23,7 @@ from vision.evaluate import (
     match_by_time,
     pair_settles,
     score_assignment,
+    settle_pairs,
     settle_windows,
     settles_in_flight,
     shots_of,
@@ -322,14 +323,39 @@ def test_a_settle_in_the_tables_window_that_reads_it_wrong_counts_wrong():
     assert "missing [red@" in report.mistakes[0]
 
 
-def test_a_settle_after_the_table_changed_or_in_flight_is_missing():
-    """Only a settle between the ball's rest and the next change (here a lift at 5.0 s) shows the table."""
+def test_a_settle_in_flight_is_missing_and_one_after_the_table_changed_is_late():
+    """Only a settle between the ball's rest and the next change (here a lift at 5.0 s) shows the table as it
+    stands; a settle before it (in flight) reads nothing the truth can pair. One after the change reads the table
+    as it lay if the referee saw it (a gutter ball lifted before the debounce ran out is read where it lay): it is
+    paired late and its reading scored either way."""
     truth = rolling_truth(CREEP, 4.5, lift_t=5.0)
     assert settle_windows(truth) == [(10, 50)]
-    for t in (0.5, 5.2):
-        report = score_assignment(run_settles((t, Location.slot_at(1, 1))), truth)
-        assert (report.matched, report.balls_right, report.balls_total) == (0, 0, 1)
-        assert report.mistakes == ("settle at 4.50s: no run snapshot",)
+    report = score_assignment(run_settles((0.5, Location.slot_at(1, 1))), truth)
+    assert (report.matched, report.late, report.balls_right, report.balls_total) == (0, 0, 0, 1)
+    assert report.mistakes == ("settle at 4.50s: no run snapshot",)
+    late = run_settles((0.5, Location.slot_at(1, 1)), (5.2, Location.slot_at(1, 1)))
+    assert settle_pairs(late, truth) == [(0, 1, True)]
+    report = score_assignment(late, truth)
+    assert (report.matched, report.late, report.balls_right, report.accuracy) == (1, 1, 1, 1.0)
+    report = score_assignment(run_settles((5.2, Location.slot_at(1, 2))), truth)  # read wrong: counted wrong
+    assert (report.matched, report.late, report.balls_right, report.balls_total) == (1, 1, 0, 1)
+    assert "missing [red@" in report.mistakes[0]
+
+
+def test_a_late_settle_pairs_only_before_the_next_shot_and_with_no_ball_in_flight():
+    """A settle after the next shot started reads that shot's table, not this one; one called while a ball rolls
+    again reads no table at rest."""
+    truth = rolling_truth(CREEP, 4.5, lift_t=5.0)
+    shot = replace(truth, events=truth.events + (parse_event({"type": "shot_started", "t": 5.1, "player": "red"}),))
+    assert settle_pairs(run_settles((5.3, Location.slot_at(1, 1))), shot) == []
+    assert settle_pairs(run_settles((5.3, Location.slot_at(1, 1))), truth) == [(0, 0, True)]
+    # knocked on 5.5 s in: it rolls 50 mm a frame for a second, then lies still again
+    knocked = rolling_truth(CREEP + [(506.0 + 50.0 * k, 10.0, True) for k in range(10)]
+                            + [(1006.0, 10.0, False)] * 10, 4.5)
+    assert settle_windows(knocked) == [(10, 55)]
+    assert settle_pairs(run_settles((6.0, Location.slot_at(1, 1))), knocked) == []
+    assert settle_pairs(run_settles((6.0, Location.slot_at(1, 1)), (6.8, Location.slot_at(1, 1))),
+                        knocked) == [(0, 1, True)]
 
 
 def test_a_settle_called_while_a_hand_still_hides_the_ball_being_put_down_is_not_paired():
