@@ -265,8 +265,8 @@ class VisionPipeline:
         started = next((e for e in events if isinstance(e, ShotStarted)), None)
         if started is not None and self.game.shot_brings_ball:
             self._shooter = started.player or to_play
-        if segmented.unseen_strike:
-            self.settle.expect()
+        if started is not None:  # a shot changes the table, however slowly its balls were seen to move
+            self.settle.expect(frame.t)
         if settle is not None:
             # a lost track whose ball was seen rolling away (struck out of sight) is not a ball hidden where it was
             # lost: the space it left is empty, or shows only the paint of its starting row

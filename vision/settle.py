@@ -9,7 +9,8 @@ most, then the settle goes ahead flagged), and no hand is over the table. One
 settle is emitted per quiet period, on the first frame at which the debounce
 has passed: never later, so the score is called the moment the balls stop. A
 new period begins when any ball moves faster than `motion_speed_mm_s` (well
-above the rest speed, so measurement jitter does not start one).
+above the rest speed, so measurement jitter does not start one), or when a shot
+starts (`expect`), however slowly its balls were seen to move.
 
 Hands (the Autodarts lesson: never call while a hand is over the board) are
 found without a model: the frame, shrunk to `analysis_width`, is compared with
@@ -398,9 +399,16 @@ class SettleWatch:
         self._hidden_by.clear()
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by, landed, stirring)
 
-    def expect(self) -> None:
-        """A shot has started that nothing was seen moving fast in (a ball struck out of sight and first found
-        slowing to rest: `vision.games.piratenbillard`): the table is to be read once it is quiet again."""
+    def expect(self, t: float) -> None:
+        """A shot started at `t`: the table is to be read once it is quiet again, however slowly its balls were seen
+        to move. A ball struck out of sight may be first found slowing to rest (`vision.games.piratenbillard`); on
+        starcluster/knock_into_slot the marble knocked into a slot was seen at 120 mm/s at most, under the motion
+        speed, and the shooter's ball rolled back behind the Play Line, where nothing is looked for: the table was
+        read 9.8 s later, after the umpire's lift, where the shot's outcome had shown since 4.8 s. When nothing had
+        been seen moving since the last settle, not sooner than the debounce after the start: a shot whose ball is
+        not seen at all (starcluster_v25's, 2.4 px in radius) would be read at once, while the ball rolls."""
+        if not self._armed:
+            self._stirred_t = max(self._stirred_t, t)
         self._armed = True
 
     def _new_in_gutter(self, visible: list[Track]) -> bool:

@@ -30,7 +30,6 @@ class Play:
     shot_open: bool = False  # a shot has started and the table has not settled since
     struck: set[int] = field(default_factory=set)  # lost resting tracks whose ball was seen again elsewhere
     hand_t: float = -math.inf  # when a hand was last over the table
-    unseen: bool = False  # a shot started on this frame with its ball never seen moving fast: a settle is owed
 
 
 class ShotWatch(Protocol):
@@ -51,7 +50,6 @@ class Segmented:
     events: list[Event]
     warnings: list[str]
     gone: list[tuple[str, Location]]
-    unseen_strike: bool = False  # a shot started whose ball was never seen moving fast (`Play.unseen`)
 
 
 class ShotSegmenter:
@@ -64,7 +62,6 @@ class ShotSegmenter:
     def update(self, t: float, tracks: TrackerUpdate, settle: Settle | None, hand: bool) -> Segmented:
         if hand:
             self.play.hand_t = t
-        self.play.unseen = False
         events = self.watch.starts(t, tracks.tracks, self.play)
         for tr in tracks.tracks:
             if tr.state is TrackState.LOST:
@@ -76,7 +73,7 @@ class ShotSegmenter:
         events += self._lifted(t, tracks.ended, warnings, gone)
         if settle is not None:
             self.play.shot_open = False
-        return Segmented(events, warnings, gone, self.play.unseen)
+        return Segmented(events, warnings, gone)
 
     def _lifted(self, t: float, ended: tuple[Track, ...], warnings: list[str],
                 gone: list[tuple[str, Location]]) -> list[Event]:

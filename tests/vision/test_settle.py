@@ -517,17 +517,27 @@ def test_a_ball_lost_lying_in_a_gutter_is_no_ball_lost_while_moving():
 
 def test_a_shot_that_started_unseen_is_read_once_the_table_is_quiet():
     """A shot started (`expect`) with nothing seen moving over the motion speed (piratenbillard_v9: a small ball
-    struck out of sight, first found slowing to rest) still gets its settle once every ball is at rest; without
-    it the watch waits for motion that never came."""
+    struck out of sight, first found slowing to rest; starcluster/knock_into_slot: a marble knocked into a slot at
+    120 mm/s) still gets its settle once every ball is at rest; without it the watch waits for motion that never
+    came. Not before the table has been quiet for the debounce time since the shot started: its ball may not be
+    seen at all."""
     for expected in (False, True):
         watch = SettleWatch(SettleConfig(rest_debounce_ms=400))
         watch.update(0.0, (track(),), False)
         assert watch.update(0.5, (track(),), False) is not None
         if expected:
-            watch.expect()
+            watch.expect(0.55)
         assert watch.update(0.6, (track(vx=80, at_rest=False),), False) is None
         settle = watch.update(1.1, (track(),), False)
         assert (settle is not None) == expected
+    watch = SettleWatch(SettleConfig(rest_debounce_ms=400))
+    watch.update(0.0, (track(),), False)
+    assert watch.update(0.5, (track(),), False) is not None
+    watch.expect(0.6)  # nothing seen moving at all
+    assert [watch.update(t, (track(),), False) is not None for t in (0.7, 0.9, 0.95, 1.0)] == [False] * 3 + [True]
+    assert watch.update(1.1, (track(vx=300, at_rest=False),), False) is None  # seen rolling: the watch is armed
+    watch.expect(1.3)  # the shot called late (its ball lost rolling, found again): its balls' own rest decides
+    assert watch.update(1.5, (track(),), False) is not None
 
 
 @pytest.mark.parametrize("k", [2, 3, 4, 8])

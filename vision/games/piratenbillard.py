@@ -83,7 +83,6 @@ class PiratenbillardShots:
                 del self._rest[tr.id]
                 play.struck.add(tr.id)
                 play.shot_open = True
-                play.unseen = not any(o in rolling for o in away)
                 return [ShotStarted(t=t, player=tr.colour, ball_from=rest.location)]
         return []
 
