@@ -392,15 +392,18 @@ def frame_at(times: np.ndarray, t: float) -> int:
 
 def settle_windows(truth: Truth) -> list[tuple[int, int]]:
     """For each truth table_settled, the truth frames [first, end) over which the table shows its snapshot: from
-    the frame after the last one with a ball in flight or not yet seen (put down under a hand: the table does
-    not show it yet; since the previous window) until the table next changes: a ball moves, a ball is lifted, a
-    shot starts, or the next settle."""
+    the frame after the last one with a ball in flight, not yet seen (put down under a hand: the table does not
+    show it yet) or not yet on the table at all (starcluster_v36's marble dropped into a gutter in view: the
+    window began at the first frame, and paired the referee's settle of the empty table before it); since the
+    previous window; until the table next changes: a ball moves, a ball is lifted, a shot starts, or the next
+    settle."""
     times = np.array([float(f["t"]) for f in truth.frames])
     flying = in_flight(truth)
     seen: set[int] = set()
     for k, frame in enumerate(truth.frames):
         seen |= {int(ball[0]) for ball in frame["balls"] if ball[7]}
         flying[k] |= any(int(ball[0]) not in seen for ball in frame["balls"])
+    on_table = [{int(ball[0]) for ball in f["balls"]} for f in truth.frames]
     moving = [any(ball[9] for ball in f["balls"]) for f in truth.frames]
     changes = sorted(frame_at(times, e.t) for e in truth.events if isinstance(e, (BallLifted, ShotStarted)))
     settled = [frame_at(times, e.t) for e in _settles(truth.events)]
@@ -408,7 +411,7 @@ def settle_windows(truth: Truth) -> list[tuple[int, int]]:
     first = 0
     for i, at in enumerate(settled):
         for k in range(first, at + 1):
-            first = k + 1 if flying[k] else first
+            first = k + 1 if flying[k] or not on_table[at] <= on_table[k] else first
         end = next((k for k in range(at + 1, len(times)) if moving[k]), len(times))
         end = min([end, *(k for k in changes if k > at), *settled[i + 1:i + 2]])
         windows.append((min(first, at), max(end, at + 1)))

@@ -370,3 +370,17 @@ def test_a_settle_called_while_a_hand_still_hides_the_ball_being_put_down_is_not
     run = run_settles((0.5, Location.slot_at(1, 2)), (1.5, Location.slot_at(1, 1)))
     assert pair_settles(run, truth) == [(0, 1)]
     assert score_assignment(run, truth).accuracy == 1.0
+
+
+def test_a_table_shows_its_settle_only_once_every_ball_of_it_is_on_the_table():
+    """starcluster_v36: a marble dropped into a gutter at 0.9 s, in view at once (no truth frame had it before).
+    The window of the truth's settle with it began at the video's first frame, and paired the referee's settle of
+    the empty table at 0.4 s, before any ball was on it, instead of the one called with the marble there."""
+    truth = rolling_truth([(500.0, 10.0, False)] * 30, 2.5)
+    truth = replace(truth, frames=tuple({**f, "balls": f["balls"] if k >= 10 else []}
+                                        for k, f in enumerate(truth.frames)))
+    assert settle_windows(truth) == [(10, 30)]
+    empty = parse_event({"type": "table_settled", "t": 0.4, "balls": []})
+    run = (empty,) + run_settles((1.5, Location.slot_at(1, 1)))
+    assert pair_settles(run, truth) == [(0, 1)]
+    assert score_assignment(run, truth).accuracy == 1.0
