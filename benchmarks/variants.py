@@ -129,7 +129,7 @@ def variant_table(results: dict[str, dict]) -> str:
         v = r["variant"]
         rows.append([name, "/".join(map(str, v["slots"])) or "-", v["ball_mm"], v["cell_mm"], v["tilt_deg"],
                      len(v["players"]), "yes" if v["gutters_past_line"] else "no", "yes" if r["exact"] else "NO",
-                     "n/a" if r["place"] is None else f"{100 * r['place']:.1f}%", r.get("late", "n/a"), r["dropped"],
+                     "n/a" if r["place"] is None else f"{100 * r['place']:.1f}%", r["late"], r["dropped"],
                      r["in_flight"],
                      _share(r, "detections"), _share(r, "truth_balls"), r["fps"],
                      "yes" if meets_goal(r) else "NO"])
