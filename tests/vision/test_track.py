@@ -1,6 +1,7 @@
 """Tracker: identities through rolling, hops and hand occlusions; never across colours."""
 
 import numpy as np
+import pytest
 
 from rules.events import Location, Place
 from vision.config import SettleConfig, TrackingConfig
@@ -187,17 +188,17 @@ def test_a_ball_that_stops_creeping_is_at_rest_once_its_newest_segments_lie_toge
             assert min(t for t, rest in seen if t >= 4.0 and rest) <= 4.7
 
 
-def _wandering_then_pushed(push_mm_s, seed, wander_mm=3.0):
+def _wandering_then_pushed(push_mm_s, seed, wander_mm=3.0, off_at=None):
     """A ball lying still from the start, its measured centre wandering `wander_mm` up and down over 0.5 s (the
     boundary of a ball on paint of its own colour, moving as the camera shakes) with 0.5 mm of noise, pushed at
-    2.0 s along x at `push_mm_s` (0: it stays): (t, at_rest) per frame."""
+    2.0 s along x at `push_mm_s` (0: it stays), measured 20 mm off on frame `off_at`: (t, at_rest) per frame."""
     rng = np.random.default_rng(seed)
     tracker = Tracker(TrackingConfig(), SettleConfig())
     phase = rng.uniform(0, 2 * np.pi)
     seen = []
     for i in range(120):
         t = i / 30
-        x = 300 + push_mm_s * max(0.0, t - 2.0) + rng.uniform(-0.5, 0.5)
+        x = 300 + push_mm_s * max(0.0, t - 2.0) + rng.uniform(-0.5, 0.5) + (20 if i == off_at else 0)
         y = 200 + wander_mm * np.sin(2 * np.pi * t / 0.5 + phase) + rng.uniform(-0.5, 0.5)
         for track in tracker.update(t, [ball(x, y)]).tracks:
             seen.append((t, track.at_rest))
@@ -219,3 +220,59 @@ def test_a_resting_ball_whose_centre_wanders_stays_at_rest_until_it_leaves_its_p
             pushed = _wandering_then_pushed(push, seed)
             assert all(rest for t, rest in pushed if first <= t <= 2.0)
             assert not any(rest for t, rest in pushed if 2.35 <= t)
+
+
+def _stopped_then_one_frame_off(at, then, off_mm=20.0):
+    """A ball rolled in at 600 mm/s stops at frame 20 (its centre jittering by 1 mm); at frame `at` it is measured
+    `off_mm` away for one frame, then `then(i)` gives how far off it is measured from the frame after on (None: not
+    found). The tracks reported, by frame."""
+    rng = np.random.default_rng(7)
+    tracker = Tracker(TrackingConfig(), SettleConfig())
+    seen = {}
+    for i in range(60):
+        x = 100 + 20 * min(i, 20) + rng.uniform(-1, 1)
+        y = 200 + rng.uniform(-1, 1)
+        if i == at:
+            x += off_mm
+        elif i > at:
+            off = then(i)
+            if off is None:
+                (seen[i],) = tracker.update(i / 30, []).tracks
+                continue
+            x, y = x + off[0], y + off[1]
+        seen.update((i, tr) for tr in tracker.update(i / 30, [ball(x, y)]).tracks)  # none until confirmed
+    return seen
+
+
+def test_a_lone_measurement_that_the_next_takes_back_is_no_motion():
+    """piratenbillard/full_game: a captured ball half hidden on paint of its own colour was measured 23 mm off for
+    one frame 0.5 s after it stopped (255 mm/s), and the debounce started again. A lone measurement over the motion
+    speed holds the track off rest on its own frame; taken back by the next, it is no motion: the ball is at rest
+    when it would have been without it, and the track was last fast when it rolled in."""
+    seen = _stopped_then_one_frame_off(26, lambda i: (0.0, 0.0))
+    assert np.hypot(seen[26].vx, seen[26].vy) > SettleConfig().motion_speed_mm_s and not seen[26].at_rest
+    first_rest = min(i for i, tr in seen.items() if tr.at_rest)
+    assert 27 <= first_rest <= 20 + SettleConfig().rest_debounce_s * 30 + 3, first_rest  # not the debounce from 26
+    assert all(tr.at_rest for i, tr in seen.items() if i >= first_rest)
+    assert seen[59].fast_t is not None and seen[59].fast_t < 26 / 30
+    again = _stopped_then_one_frame_off(45, lambda i: (0.0, 0.0))  # at rest already: off rest for that frame only
+    assert again[44].at_rest and not again[45].at_rest and all(again[i].at_rest for i in range(46, 60))
+    for seed in range(5):  # ... also where it is at rest because it still lies where it came to rest
+        wandering = _wandering_then_pushed(0.0, seed, off_at=45)
+        assert [t for t, rest in wandering if 0.7 <= t and not rest] == [1.5]
+
+
+def test_a_lone_fast_measurement_borne_out_by_the_next_is_motion():
+    """A ball struck from rest: its first fast measurement holds it off rest, and it is fast from there on while it
+    rolls. One nudged 10 mm that stops dead reads 213 then 99 mm/s, still over half the motion speed (a jump taken
+    back reads 15-54): it moved, and its debounce runs from the first fast frame (starcluster_v4's gutter ball,
+    dropping to rest at 174 then 146 mm/s, was read at rest before the umpire's lift that way). One lost after
+    that first measurement is held off rest until a frame finds it again."""
+    rolled = _stopped_then_one_frame_off(45, lambda i: (20.0 + 20 * (i - 45), 0.0))
+    assert rolled[44].at_rest and not any(rolled[i].at_rest for i in range(45, 60))
+    assert rolled[46].fast_t >= 46 / 30 - 1e-9
+    nudged = _stopped_then_one_frame_off(45, lambda i: (10.0, 0.0))
+    assert nudged[46].fast_t == pytest.approx(45 / 30)
+    assert not any(nudged[i].at_rest for i in range(45, 57)) and nudged[59].at_rest
+    lost = _stopped_then_one_frame_off(45, lambda i: None)
+    assert all(not lost[i].at_rest and lost[i].state is TrackState.LOST for i in range(46, 60))
