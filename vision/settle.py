@@ -361,7 +361,7 @@ class SettleWatch:
         in_air = self._in_air(t, tracks, hand) if self.flying or self.field is not None else False
         lost_moving = any(tr.state is TrackState.LOST and not tr.at_rest and (
             math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s and not self._lying_in_gutter(tr)
-            or self._rolled_out(tr, hand) or self._lost_rolling(t, tr)) for tr in tracks)
+            and not self._in_hand(tr) or self._rolled_out(tr, hand) or self._lost_rolling(t, tr)) for tr in tracks)
         if any(tr.state is not TrackState.TENTATIVE and math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s
                for tr in tracks) or lost_moving or self._new_in_gutter(visible):
             self._armed = True  # real motion (well above the rest speed, so jitter does not count)
@@ -475,6 +475,16 @@ class SettleWatch:
         over a resting ball's 12 as the umpire's hand came, held the settle until its coasting had run out, past
         the lift: the truth's settle had no reading to pair with. Not where balls fly."""
         return not self.flying and tr.slow and tr.location is not None and tr.location.place is Place.GUTTER
+
+    def _in_hand(self, tr: Track) -> bool:
+        """Was the lost track `tr` never fast, and last seen on the shooter's side of a Play Line, outside the
+        gutters? Such a track is a hand of a ball's colour, or a ball in one; its filtered speed is its jitter,
+        not a roll, and a ball that side of the line cannot change the table's reading (the table tilts down
+        towards the player). starcluster/full_game: a hand at the line read as red for three frames, 8 mm short
+        of the line, was lost at 12.2 mm/s (a resting ball's speed is 12): it held the table until its coasting
+        ended, 0.2 s later, with the umpire's hand arriving."""
+        return self.past_line is not None and tr.fast_t is None and not self.past_line.contains((tr.x, tr.y)) \
+            and (tr.location is None or tr.location.place is not Place.GUTTER)
 
     def _lost_rolling(self, t: float, tr: Track) -> bool:
         """Was the lost track `tr` lost before it could be seen at rest (it moved since it was found, and its window

@@ -437,6 +437,32 @@ def test_a_ball_found_creeping_and_lost_holds_the_settle_while_the_tracker_keeps
     assert lost_creeping((110.0, 226.0), born_t=0.55, line_y=235.0)[0] is not None  # in the shooter's hand
 
 
+def test_a_track_never_fast_lost_on_the_shooters_side_of_the_line_is_a_hand_and_holds_nothing():
+    """starcluster/full_game: a hand at the Play Line read as red for three frames, 8 mm short of the line, was
+    lost with its young filter at 12.2 mm/s, over a resting ball's 12: the table was held as for a ball lost while
+    moving until the track's coasting ended, and read 0.2 s late, as the umpire's hand arrived. A track never fast,
+    lost on the shooter's side of the line, is a hand (or a ball in one, which cannot change the reading), and
+    neither holds the settle nor stirs a settled table. Past the line, in a gutter, once fast, or on a table with no
+    Play Line, it is a ball lost while moving, as before."""
+    def lost_at(y, fast_t=None, at=Location(Place.PLAY_AREA), line_y=200.0):
+        """(whether it stirred the settled table, whether it held the settle after the next motion)"""
+        watch = SettleWatch(SettleConfig(rest_debounce_ms=400),
+                            past_line=None if line_y is None else Rect(0, line_y, 700, 1400))
+        hand = Track(2, "red", 529, y, 0.0, 12.2, TrackState.LOST, False, 0.9, 3, location=at,
+                     born_at=(531.0, y), born_t=0.85, fast_t=fast_t)
+        watch.update(0.0, (track(),), False)
+        assert watch.update(0.5, (track(),), False) is not None
+        watch.update(1.0, (track(), hand), False)
+        stirred = not watch.quiet
+        watch.update(1.1, (track(vx=500, at_rest=False), hand), False)
+        return stirred, watch.update(1.6, (track(), hand), False) is None
+    assert lost_at(192.0) == (False, False)
+    assert lost_at(230.0) == (True, True)  # past the line: a ball lost while moving
+    assert lost_at(192.0, fast_t=0.9) == (True, True)
+    assert lost_at(192.0, at=Location(Place.GUTTER)) == (True, True)
+    assert lost_at(192.0, line_y=None) == (True, True)
+
+
 def test_a_ball_found_anew_out_of_the_shooters_reach_restarts_the_quiet_period():
     """starcluster_v4: p2's marble, released as the balls in the shooter's hand last moved, was found once, 150 mm
     past the Play Line, on the very frame the table settled, and read lying in the play area. Where a ball found
