@@ -637,11 +637,14 @@ def test_a_marble_lifted_from_a_gutter_is_read_where_it_lay_before_the_hand_hid_
     measured centre 15 mm, to the gutter's edge, where its disc no longer stood out from the table: it was not read
     out, and p1 scored 3 where the truth has 2. The track as last seen lying in the gutter and standing out there
     stands for it (`VisionPipeline._note_lying`). Refereed as `referee run` does: p1's glimpse is read out in its
-    gutter at the next settle, flagged, as is p2's at 16.6 s; no settle while a ball is in flight; the scores exact."""
+    gutter at the next settle, flagged, as is p2's at 16.6 s, and no table is read without p1's marble once it is let
+    go (0.83 s: a hand's track lost behind the line stirred the settled table, which was read empty at 1.23 s,
+    `SettleWatch._in_hand`); no settle while a ball is in flight; the scores exact."""
     truth, run = referee_variant("v36", tmp_path)
     glimpsed = [(e.t, b.owner) for e in run.events if isinstance(e, TableSettled) for b in e.snapshot.balls
                 if b.at.place is Place.GUTTER and b.confidence == PipelineConfig().settle.gutter_sighting_confidence]
     assert [owner for _, owner in glimpsed] == ["p1", "p2"] and 2.2 < glimpsed[0][0] < 3.0, glimpsed
+    assert not [e.t for e in run.events if isinstance(e, TableSettled) and 0.83 < e.t < glimpsed[0][0]]
     warnings = _gutter_glimpses(tmp_path / "run")
     assert len(warnings) == 2 and all(w["review"] for w in warnings), warnings
     assert settles_in_flight(run.events, truth) == 0
