@@ -485,8 +485,12 @@ class SettleWatch:
         starcluster/knock_into_slot's was read again after the umpire lifted a ball from behind the line). While a
         shot is in play it still holds the settle for as long as it coasts, as any ball lost while moving: it may be
         the shooter's ball, lost as it is let go."""
-        return self.past_line is not None and tr.fast_t is None and not self.past_line.contains((tr.x, tr.y)) \
+        return tr.fast_t is None and self._short_of_line(tr) \
             and (tr.location is None or tr.location.place is not Place.GUTTER)
+
+    def _short_of_line(self, tr: Track) -> bool:
+        """Does the track lie on the shooter's side of a Play Line (False on a table without one)?"""
+        return self.past_line is not None and not self.past_line.contains((tr.x, tr.y))
 
     def _lost_rolling(self, t: float, tr: Track) -> bool:
         """Was the lost track `tr` lost before it could be seen at rest (it moved since it was found, and its window
@@ -516,7 +520,7 @@ class SettleWatch:
         ball's colour reaching in beside the line is followed for a few frames (starcluster_v8: 0.13-0.17 s); on the
         shooter's side of the line a ball is in a hand (starcluster/knock_into_slot: red's, followed 1.3 s over
         28 mm, 9 mm short of the line, held the table's settle past the umpire's lift)."""
-        if self.past_line is not None and not self.past_line.contains((tr.x, tr.y)):
+        if self._short_of_line(tr):
             return False
         return tr.born_at is not None and tr.born_t is not None \
             and tr.last_seen_t - tr.born_t >= self.config.rest_debounce_s - TIME_EPS_S \

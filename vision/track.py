@@ -218,13 +218,11 @@ class Tracker:
         lost while moving, as the settle watch has it."""
         motion = self.settle.motion_speed_mm_s
         over = track.speed > motion
-        if track.spike_t is not None and track.speed > SPIKE_BORNE_OUT * motion:
-            self._moved_fast(track, track.spike_t)
-        track.spike_t = None
         if over and track.over:
             self._moved_fast(track, t)
-        elif over:
-            track.spike_t = t
+        elif track.spike_t is not None and track.speed > SPIKE_BORNE_OUT * motion:
+            self._moved_fast(track, track.spike_t)
+        track.spike_t = t if over and not track.over else None
         track.over = over
 
     @staticmethod
