@@ -198,6 +198,7 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
     balls: list[BallSighting] = []
     placed: Counter[tuple[str, Location]] = Counter()
     near: set[tuple[str, Location]] = set()  # a player's detected ball lies within reach of the place
+    near_new: set[tuple[str, Location]] = set()  # ... one that is not where one of theirs lay at the last settle
     reach = max(mapper.tolerance_mm, config.tie_mm) + profile.ball_diameter_mm / 2  # its pixels reach in
     for player in detector.model.players:
         mine = [b for b in seen if b.detection.colour == player]
@@ -207,6 +208,12 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
                 placed[(player, at)] += 1
             balls.append(BallSighting(player, at, round(ball.detection.score, 3)))
         near |= {(player, at) for at, rect in profile.places for b in mine if rect.contains((b.x, b.y), reach)}
+        # a ball placed where one of the player's lay at the last settle, no more than lay there, is that one: it
+        # is no ball of a neighbouring place that moved
+        newcomers = [b for b, at in zip(mine, where)
+                     if at.place not in PLACES or placed[(player, at)] > before[(player, at)]]
+        near_new |= {(player, at) for at, rect in profile.places for b in newcomers
+                     if rect.contains((b.x, b.y), reach)}
     readings = read_places(image, mapper, detector)
     # what one of a player's balls shows on this frame, as the median ratio of the other places holding one
     # detected ball: a place is judged against the rest
@@ -235,8 +242,12 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
                 # bare ratio where the last settled table or the tracks that came to rest there say two as well
                 extra.append(BallSighting(player, at, round(_confidence(ratio, config.two_balls, config), 3)))
                 unbacked = max(before[(player, at)], arrived[(player, at)]) < 2
-            elif n == 0 and ratio >= config.kept and (player, at) in held and (player, at) not in near:
-                # a sliver of a ball that lay here, no detected ball of its colour near that it could belong to
+            elif n == 0 and (player, at) in held and (ratio >= config.kept and (player, at) not in near
+                                                      or ratio >= config.kept_beside and (player, at) not in near_new):
+                # a sliver of a ball that lay here, no detected ball of its colour near that it could belong to; or
+                # most of one, beside a detected ball that the place it lay in explains (two touching balls of a row
+                # seen end on, found as one blob between their spaces: piratenbillard_v16's resting ball was read
+                # gone, and called off the board)
                 extra.append(BallSighting(player, at, config.kept_confidence))
             elif n == 0 and arrived[(player, at)] and (player, at) not in near \
                     and any(c for other, c in counts.items() if other != player):

@@ -243,6 +243,8 @@ class CellReadConfig:
     margin: float = 0.25  # ratio distance from a boundary that earns full confidence
     kept: float = 0.12  # a place that held a player's ball at the last settle keeps it down to this ratio
     kept_confidence: float = 0.7  # ... (partly hidden behind a ball that landed on it), this sure
+    kept_beside: float = 0.5  # ... and down to this ratio beside a detected ball of theirs that lay where it is found
+    #                           (a lone ball at a space's border shows up to 0.3 of a ball in the next space)
     kept_delta: float = 20.0  # a ball that lay in a place, no longer found, whose disc still differs from the bare
     #                           table by this much (mean absolute ΔLab, beyond its ring's) is still there
     present_delta: float = 40.0  # a place the bare table shows empty that differs from it by this much holds a ball
@@ -253,9 +255,10 @@ class CellReadConfig:
 
     def __post_init__(self) -> None:
         _check_numbers(self, "cells")
-        if not 0 < self.kept < self.two_balls or self.margin <= 0 or not 0 <= self.kept_confidence <= 1 \
-                or not 0 <= self.unrecognised_confidence <= 1 or self.frame_reach_diameters < 0:
-            raise ConfigError("pipeline config: 'cells' needs 0 < kept < two_balls, margin > 0, "
+        if not 0 < self.kept <= self.kept_beside < self.two_balls or self.margin <= 0 \
+                or not 0 <= self.kept_confidence <= 1 or not 0 <= self.unrecognised_confidence <= 1 \
+                or self.frame_reach_diameters < 0:
+            raise ConfigError("pipeline config: 'cells' needs 0 < kept <= kept_beside < two_balls, margin > 0, "
                               "0 <= kept_confidence <= 1, 0 <= unrecognised_confidence <= 1 and "
                               "frame_reach_diameters >= 0")
 
