@@ -395,6 +395,12 @@ class PiratenbillardEngine:
             out.append(self._warn(f"{shooter}'s balls moved without a shot_started; taken as {shooter}'s strike",
                                   "PB-7.2"))
         out.extend(self._others_moved(delta, shooter))
+        if shot is not None and not moved and self._to_play is not None and shooter != self._to_play:
+            # the log is followed for a strike out of turn that moved balls (PB-2.2); one that left the table as it
+            # was gives the striker no repeat (PB-3.2 is the repeat of the player to play) and takes no turn
+            out.append(self._warn(f"{shooter}'s strike out of turn left every ball where it lay; "
+                                  f"{self._to_play} is still to play", "PB-2.2"))
+            return out
         if shot is not None and not moved:
             self._to_play = shooter
             where = f" at {cell_name(self._cell(shot.event.ball_from))}" if shot.event.ball_from else ""

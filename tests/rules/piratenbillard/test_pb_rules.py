@@ -448,6 +448,20 @@ def test_shot_by_player_not_to_play_is_flagged_and_followed():
     assert only(out, K.TURN).player == "yellow"
 
 
+def test_strike_out_of_turn_that_moved_nothing_takes_no_turn():
+    """PB-2.2 and PB-3.2: the repeat is the player to play's. A strike by another player after which every ball
+    lies where it lay (a strike the camera saw where nobody struck: a row half hidden by the umpire's arm) gives that
+    player no repeat: it is flagged, and the player to play still is, with no strike out of turn to follow."""
+    game = Game(FOUR)
+    out = game.strike("green", (0, 4), (0, 4))
+    assert not kinds(out, K.SHOT) and not kinds(out, K.PHASE) and not kinds(out, K.TURN)
+    assert any(d.kind is K.WARNING and d.rule == "PB-2.2" and d.flagged and "red is still to play" in d.summary
+               for d in out)
+    assert game.engine.standings().to_play == "red"
+    out = game.strike("red", (9, 4), (7, 4))
+    assert not kinds(out, K.WARNING) and only(out, K.TURN).player == "blue"
+
+
 @pytest.mark.parametrize("after_end", ["warn", "error"])
 def test_events_after_the_game_ended(after_end):
     """PB-7.3 (reading): after "The game ends" nothing more is scored: a later event is flagged and ignored
