@@ -57,6 +57,8 @@ def measure(folder: Path, out: Path, detector: str, pose: bool) -> dict:
     return {
         "size": f"{info.width}x{info.height}", "frames": summary.frames, "duration_s": duration,
         "wall_s": wall, "fps": summary.frames / wall, "rtf": duration / wall,
+        # the first frame's colour learning, once a run, and the speed of the frames after it
+        "learn_s": summary.times.learn_s, "fps_after_learn": summary.frames / max(wall - summary.times.learn_s, 1e-9),
         "stage_ms": {stage: 1000 * s / frames for stage, s in summary.times.seconds.items()},
         "peak_rss_mb": peak, "scored_peak_rss_mb": peak_rss_mb(), "eval": report.to_json(), "run_dir": str(out),
         "pose_runs": pose_watch.calls if pose_watch is not None else 0,
@@ -102,12 +104,14 @@ def speed_table(results: dict) -> str:
         latency = r["eval"]["timing"]["after_rest_ms"]
         runs = r.get("pose_runs", 0)  # pose runs only now and then: its cost per run and runs per video second
         quiet = (r.get("blobs") or {}).get("quiet_frames")  # frames the detector kept whole (a colour detector's)
-        rows.append([name, r["size"], r["frames"], r["fps"], r["rtf"], *(r["stage_ms"].get(s) for s in stages),
+        rows.append([name, r["size"], r["frames"], r["fps"], r["rtf"], r.get("learn_s"), r.get("fps_after_learn"),
+                     *(r["stage_ms"].get(s) for s in stages),
                      runs / r["duration_s"] if r["duration_s"] else None,
                      1000 * r.get("pose_run_s", 0.0) / runs if runs else None,
                      None if quiet is None or not r["frames"] else f"{100 * quiet / r['frames']:.0f}%",
                      r["peak_rss_mb"], latency["mean"], latency["max"]])
-    return table(["sample", "size", "frames", "fps", "x RT", *(f"{s} ms" for s in stages), "pose runs/s",
+    return table(["sample", "size", "frames", "fps", "x RT", "learn s", "fps after learn", *(f"{s} ms" for s in stages),
+                  "pose runs/s",
                   "ms/pose run", "quiet frames", "peak MB", "rest->settle ms", "max ms"], rows)
 
 

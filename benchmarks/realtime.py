@@ -5,9 +5,10 @@ after the other on the same samples (each sample in a fresh child process, as
 those scripts do) and prints one table: decode-only frames/s (the referee's
 own decode, and PyAV's BGR conversion with frame threads, which issue 13's
 ratios are taken to), the referee's frames/s without and with pose and both
-ratios, ms per stage, peak memory, and in the live mode the frames dropped and
-the settle latency on the wall clock. Nothing here asserts a speed; run it on an
-idle machine.
+ratios, the first frame's colour learning (once a run: on a short clip a large
+part of it) and the frames/s after it, ms per stage, peak memory, and in the
+live mode the frames dropped and the settle latency on the wall clock. Nothing
+here asserts a speed; run it on an idle machine.
 
 Run: .venv/bin/python benchmarks/realtime.py [SAMPLE ...] [--skip-live] [--json OUT]
 """
@@ -49,6 +50,8 @@ def main() -> None:
         bound = lv.get("debounce_ms", 0) + 150
         rows.append([name, d["frames"], d["bgr_fps"], reference,
                      n.get("fps"), _ratio(n.get("fps"), reference), w.get("fps"), _ratio(w.get("fps"), reference),
+                     n.get("learn_s"), n.get("fps_after_learn"), _ratio(n.get("fps_after_learn"), reference),
+                     w.get("fps_after_learn"), _ratio(w.get("fps_after_learn"), reference),
                      " / ".join(f"{w.get('stage_ms', {}).get(s, 0):.1f}" for s in stages),
                      max(n.get("peak_rss_mb", 0), w.get("peak_rss_mb", 0)),
                      _yes(n), _yes(w), lv.get("dropped_at_start"),
@@ -57,9 +60,10 @@ def main() -> None:
                      _yes(lv) if lv else None])
     print(f"real time, {machine()}")
     print(table(["sample", "frames", "decode fps", "decode fps (frame threads)", "no pose fps", "/ decode",
-                 "pose fps", "/ decode", "ms " + "/".join(stages) + " (pose on)", "peak MB", "exact no pose",
-                 "exact pose", "live dropped at start", "live dropped after", "live lag max ms", "live rest->settle max ms",
-                 "within debounce+150", "live exact"], rows))
+                 "pose fps", "/ decode", "learn s (no pose)", "no pose fps after learn", "/ decode",
+                 "pose fps after learn", "/ decode", "ms " + "/".join(stages) + " (pose on)", "peak MB",
+                 "exact no pose", "exact pose", "live dropped at start", "live dropped after", "live lag max ms",
+                 "live rest->settle max ms", "within debounce+150", "live exact"], rows))
     write_json(args.json, {"machine": machine(), "decode": decode, "no_pose": bare, "pose": posed, "live": live})
 
 

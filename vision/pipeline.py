@@ -69,10 +69,12 @@ TableReader = Callable[[Settle, np.ndarray, BoardMapper, Detector, Union[Snapsho
 
 @dataclass
 class StageTimes:
-    """Wall seconds spent per stage, and frames processed: the benchmark reads these."""
+    """Wall seconds spent per stage, and frames processed: the benchmark reads these. `learn_s`: learning the table's
+    colours on the first frame, once a run (not a stage of every frame: on a short clip it is a third of the run)."""
 
     seconds: dict[str, float] = field(default_factory=lambda: {s: 0.0 for s in STAGES})
     frames: int = 0
+    learn_s: float = 0.0
 
     def add(self, stage: str, since: float) -> float:
         now = time.perf_counter()
@@ -204,9 +206,11 @@ class VisionPipeline:
         self.times.add("map", start)
         assert self._mapper is not None and self._hands is not None and self.calibration is not None
         if self.detector is None:
+            start = time.perf_counter()
             samples = self.game.colour_samples(self.profile, self.seats)
             self.detector = self.detector_factory(frame.image, self._mapper, sorted(self.players), samples)
             known = [point for points in samples.values() for point in points]
+            self.times.learn_s += time.perf_counter() - start
         else:
             known = None
         start = time.perf_counter()
