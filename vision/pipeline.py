@@ -273,8 +273,13 @@ class VisionPipeline:
             self.settle.expect(frame.t)
         if settle is not None:
             # a lost track whose ball was seen rolling away (struck out of sight) is not a ball hidden where it was
-            # lost: the space it left is empty, or shows only the paint of its starting row
-            settle = replace(settle, hidden=tuple(tr for tr in settle.hidden if tr.id not in self.shots.play.struck))
+            # lost: the space it left is empty, or shows only the paint of its starting row. Unless it vanished in
+            # flight beside or over a resting ball (it had found its ball again): that is where it landed
+            # (piratenbillard_v24's secured ball, lost behind the ball of the space it landed in, was read off the
+            # board)
+            flew = {tr.id for tr in settle.landed} | {gone.id for gone, _ in settle.hidden_by}
+            settle = replace(settle, hidden=tuple(tr for tr in settle.hidden
+                                                  if tr.id not in self.shots.play.struck or tr.id in flew))
             confidence = settle.confidence
             for ball in settle.unseen_landing:  # waited for in vain: the reading may lack it, or have it wrong
                 confidence = min(confidence, self.config.settle.unseen_landing_confidence)
