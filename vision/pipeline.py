@@ -274,12 +274,12 @@ class VisionPipeline:
         if settle is not None:
             # a lost track whose ball was seen rolling away (struck out of sight) is not a ball hidden where it was
             # lost: the space it left is empty, or shows only the paint of its starting row. Unless it vanished in
-            # flight beside or over a resting ball (it had found its ball again): that is where it landed
-            # (piratenbillard_v24's secured ball, lost behind the ball of the space it landed in, was read off the
-            # board)
-            flew = {tr.id for tr in settle.landed} | {gone.id for gone, _ in settle.hidden_by}
+            # flight over a place where another ball lies (`Settle.landed`: it had found its ball again): it landed
+            # there (piratenbillard_v24's secured ball, lost behind the ball of the space it landed in, was read off
+            # the board)
+            landed = {tr.id for tr in settle.landed}
             settle = replace(settle, hidden=tuple(tr for tr in settle.hidden
-                                                  if tr.id not in self.shots.play.struck or tr.id in flew))
+                                                  if tr.id not in self.shots.play.struck or tr.id in landed))
             confidence = settle.confidence
             for ball in settle.unseen_landing:  # waited for in vain: the reading may lack it, or have it wrong
                 confidence = min(confidence, self.config.settle.unseen_landing_confidence)
