@@ -200,6 +200,10 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
     near: set[tuple[str, Location]] = set()  # a player's detected ball lies within reach of the place
     near_new: set[tuple[str, Location]] = set()  # ... one that is not where one of theirs lay at the last settle
     reach = max(mapper.tolerance_mm, config.tie_mm) + profile.ball_diameter_mm / 2  # its pixels reach in
+
+    def within_reach(player: str, of: list[BoardBall]) -> set[tuple[str, Location]]:
+        return {(player, at) for at, rect in profile.places for b in of if rect.contains((b.x, b.y), reach)}
+
     for player in detector.model.players:
         mine = [b for b in seen if b.detection.colour == player]
         where = assign_places(mine, profile.places, many, frozenset(at for p, at in held if p == player), config)
@@ -207,13 +211,11 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
             if at.place in PLACES:
                 placed[(player, at)] += 1
             balls.append(BallSighting(player, at, round(ball.detection.score, 3)))
-        near |= {(player, at) for at, rect in profile.places for b in mine if rect.contains((b.x, b.y), reach)}
+        near |= within_reach(player, mine)
         # a ball placed where one of the player's lay at the last settle, no more than lay there, is that one: it
         # is no ball of a neighbouring place that moved
-        newcomers = [b for b, at in zip(mine, where)
-                     if at.place not in PLACES or placed[(player, at)] > before[(player, at)]]
-        near_new |= {(player, at) for at, rect in profile.places for b in newcomers
-                     if rect.contains((b.x, b.y), reach)}
+        near_new |= within_reach(player, [b for b, at in zip(mine, where)
+                                          if at.place not in PLACES or placed[(player, at)] > before[(player, at)]])
     readings = read_places(image, mapper, detector)
     # what one of a player's balls shows on this frame, as the median ratio of the other places holding one
     # detected ball: a place is judged against the rest

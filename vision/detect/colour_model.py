@@ -209,14 +209,13 @@ def _histogram(lab: np.ndarray, sigma: float, cfg: ColourModelConfig) -> np.ndar
 
 
 @functools.lru_cache(maxsize=1)
-def _lut_features() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Features of every quantised Lab bin's centre, in lookup-table order, and the histogram cell (lightness band,
-    hue, saturation, flattened) each falls in (read-only: made once, 16 ms)."""
+def _lut_features() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of every quantised Lab bin's centre, in lookup-table order: its 8-bit lightness, its CIELAB chroma C*, and the
+    histogram cell (lightness band, hue, saturation, flattened) it falls in (read-only: made once, 16 ms)."""
     centres = (np.arange(64) << QUANT) + (1 << QUANT) // 2
     lab = np.stack(np.meshgrid(centres, centres, centres, indexing="ij"), axis=-1).reshape(-1, 3)
     band, hue, sat, chroma = _features(lab)
-    cell = np.ravel_multi_index((band, hue, sat), (LBINS, HBINS, SBINS))
-    made = (lab[:, 0].copy(), band, hue, sat, chroma, cell)
+    made = (lab[:, 0].copy(), chroma, np.ravel_multi_index((band, hue, sat), (LBINS, HBINS, SBINS)))
     for array in made:
         array.flags.writeable = False
     return made
@@ -246,7 +245,7 @@ def build_model(player_samples: Mapping[str, np.ndarray | None], background: np.
     stack = np.stack(hists)  # (K, LBINS, HBINS, SBINS)
     bg = _histogram(background, config.smoothing_bins, config) if background is not None and len(background) \
         else np.zeros((LBINS, HBINS, SBINS), np.float32)
-    *_, chroma, cell = _lut_features()
+    _, chroma, cell = _lut_features()
     # decided once per histogram cell (8 x 64 x 64), then spread to the 64**3 bins that fall in each: the same values,
     # an eighth of the work
     dens = stack.reshape(len(players), -1)  # (K, cells)
