@@ -337,6 +337,7 @@ class SettleWatch:
         # where balls roll in past a Play Line: when a ball was last seen moving, or found anew (`_rolled_in`)
         self._stirred_t = -math.inf
         self._settled_with: set[int] = set()  # the balls seen at rest when the table last settled
+        self._settled_t = -math.inf  # when the table last settled
         self._hand = False  # a hand was over the table on the last frame
         self._hand_left_t = -math.inf  # when a hand last left the table
         self._stirred_since: float | None = None  # when the field's picture first held a settle in this quiet period
@@ -362,9 +363,9 @@ class SettleWatch:
         lost_moving = [tr for tr in tracks if tr.state is TrackState.LOST and not tr.at_rest and (
             math.hypot(tr.vx, tr.vy) > self.config.rest_speed_mm_s and not self._lying_in_gutter(tr)
             or self._rolled_out(tr, hand) or self._lost_rolling(t, tr))]
-        if any(tr.state is not TrackState.TENTATIVE and math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s
+        if any(tr.state is not TrackState.TENTATIVE and tr.fast_t is not None and tr.fast_t > self._settled_t
                for tr in tracks) or any(not self._in_hand(tr) for tr in lost_moving) or self._new_in_gutter(visible):
-            self._armed = True  # real motion (well above the rest speed, so jitter does not count)
+            self._armed = True  # real motion, borne out by the tracker (not jitter, nor a lone fast measurement)
         moved = any(math.hypot(tr.vx, tr.vy) > self.config.motion_speed_mm_s for tr in visible)
         if self.rolled_in is not None and (moved or rolling or self._rolled_in(t, born)):
             self._stirred_t = t
@@ -383,7 +384,7 @@ class SettleWatch:
             if t - self._stirred_since < self.config.roll_wait_s - TIME_EPS_S:
                 return None
         self._stirred_since = None
-        self._armed = False
+        self._armed, self._settled_t = False, t
         self._settled_with = {tr.id for tr in visible}
         confidence = min((tr.confidence for tr in visible), default=1.0)
         unseen = tuple(last for _, last in self._vanished.values())

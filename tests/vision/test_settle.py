@@ -23,8 +23,8 @@ from vision.types import BoardBall, Detection, Track, TrackState
 from calibration.geometry import Rect
 
 
-def track(vx=0.0, at_rest=True, state=TrackState.CONFIRMED, conf=0.9):
-    return Track(1, "red", 0, 0, vx, 0, state, at_rest, 0.0, 5, confidence=conf)
+def track(vx=0.0, at_rest=True, state=TrackState.CONFIRMED, conf=0.9, fast_t=None):
+    return Track(1, "red", 0, 0, vx, 0, state, at_rest, 0.0, 5, confidence=conf, fast_t=fast_t)
 
 
 def test_settles_once_per_quiet_period_and_at_the_first_quiet_frame():
@@ -33,11 +33,25 @@ def test_settles_once_per_quiet_period_and_at_the_first_quiet_frame():
     settle = watch.update(0.5, (track(),), False)
     assert settle is not None and settle.t == 0.5 and settle.confidence == 0.9
     assert watch.update(0.6, (track(),), False) is None  # nothing moved since: no second settle
-    assert watch.update(0.7, (track(vx=500, at_rest=False),), False) is None
-    assert watch.update(0.8, (track(vx=20, at_rest=False),), False) is None
+    assert watch.update(0.7, (track(vx=500, at_rest=False, fast_t=0.7),), False) is None
+    assert watch.update(0.8, (track(vx=20, at_rest=False, fast_t=0.7),), False) is None
     assert watch.update(1.2, (track(),), True) is None  # a hand over the table pauses the call ...
     assert watch.update(1.3, (track(),), False) is None  # ... until it has been gone for the debounce time
     assert watch.update(1.7, (track(),), False).t == 1.7
+
+
+def test_a_lone_fast_measurement_the_tracker_took_back_does_not_arm_the_settle():
+    """piratenbillard_v30: a resting ball measured once far off (two touching balls found as one blob) read over the
+    motion speed for one frame; the tracker took it back (its `fast_t` stayed before the last settle), but the watch
+    armed on the filtered speed, and the table, unchanged, settled again on the next frame while the struck ball was
+    73 mm up. Only motion the tracker bore out arms the watch."""
+    watch = SettleWatch(SettleConfig(rest_debounce_ms=400))
+    watch.update(0.0, (track(),), False)
+    assert watch.update(0.5, (track(fast_t=0.1),), False) is not None
+    assert watch.update(0.6, (track(vx=255, at_rest=False, fast_t=0.1),), False) is None  # the lone jump
+    assert [watch.update(t, (track(fast_t=0.1),), False) for t in (0.63, 1.0, 2.0)] == [None] * 3
+    assert watch.update(2.1, (track(vx=255, at_rest=False, fast_t=2.07),), False) is None  # borne out: armed
+    assert watch.update(2.6, (track(fast_t=2.07),), False) is not None
 
 
 def test_a_hand_that_left_the_table_holds_the_settle_for_the_debounce_time():
@@ -562,7 +576,7 @@ def test_a_shot_that_started_unseen_is_read_once_the_table_is_quiet():
     assert watch.update(0.5, (track(),), False) is not None
     watch.expect(0.6)  # nothing seen moving at all
     assert [watch.update(t, (track(),), False) is not None for t in (0.7, 0.9, 0.95, 1.0)] == [False] * 3 + [True]
-    assert watch.update(1.1, (track(vx=300, at_rest=False),), False) is None  # seen rolling: the watch is armed
+    assert watch.update(1.1, (track(vx=300, at_rest=False, fast_t=1.1),), False) is None  # rolling: armed
     watch.expect(1.3)  # the shot called late (its ball lost rolling, found again): its balls' own rest decides
     assert watch.update(1.5, (track(),), False) is not None
 
@@ -670,7 +684,7 @@ def test_a_settle_waits_while_the_field_picture_changes_then_goes_ahead_flagged(
     assert asked == [(5.0, 6.0)]  # a track not at rest: not asked
     settle = watch.update(0.7, (track(),), False, picture=picture(None))
     assert settle is not None and settle.t == 0.7 and settle.stirring is None  # still again: it settles
-    watch.update(1.0, (track(vx=500, at_rest=False),), False)
+    watch.update(1.0, (track(vx=500, at_rest=False, fast_t=1.0),), False)
     for t in (1.5, 2.0, 2.49):
         assert watch.update(t, (track(),), False, picture=picture((5.0, 6.0))) is None
     settle = watch.update(2.5, (track(),), False, picture=picture((5.0, 6.0)))
