@@ -183,6 +183,35 @@ def test_a_lost_resting_ball_found_again_where_it_lay_is_not_the_ball_struck_fro
         assert [e.ball_from for e in events if isinstance(e, ShotStarted)] == [near if found_again else far]
 
 
+def test_a_struck_ball_whose_resting_track_is_found_again_on_its_paint_started_a_shot():
+    """piratenbillard_v26: p3 struck from (0,1); the ball's resting track was lost for a frame and found again on the
+    space's paint, 19 mm from where the ball lay (within the leave-space limit, so it never left its space), while a
+    new track, born as the ball left, followed the hop. No shot was started; the paint was never learnt and stood as
+    a p3 ball at a later capture. A rolling track of its colour born since the resting track last lay at rest, far
+    from it, is its ball struck; one born before is another ball, a track back at rest keeps its ball, and so does
+    one never lost (piratenbillard_v16: a resting ball of a row seen end on shifted 19 mm as its neighbour was
+    struck and that one's track lost) or one born long after (piratenbillard_v30: 0.56 s, a neighbour's track found
+    again after a hand)."""
+    from dataclasses import replace
+    x, y = PB.space_center(0, 1)
+    home = Location.cell_at(0, 1)
+    for rested, born, at_rest, lapsed, struck in ((4.8, 4.83, False, True, True), (4.8, 4.7, False, True, False),
+                                                  (4.8, 4.83, True, True, False), (4.8, 4.83, False, False, False),
+                                                  (4.5, 4.83, False, True, False)):
+        shots = Shots(PB)
+        resting = tr(1, x, y, at_rest=True, location=home, seen=rested, colour="p3")
+        shots.update(rested, up(resting), None, False)
+        shifted = replace(resting, y=y - 12, at_rest=False, last_seen_t=4.83)
+        assert shots.update(4.83, up(shifted), None, False) == []  # within the limit: no strike yet
+        lost = replace(shifted, state=TrackState.LOST) if lapsed else shifted
+        assert shots.update(4.87, up(lost), None, False) == []  # nothing rolling away yet
+        on_paint = replace(resting, x=x + 6, y=y - 18, at_rest=at_rest, last_seen_t=4.9)
+        hop = replace(tr(28, x - 48, y + 67, vy=-471, seen=4.9, colour="p3"), born_t=born)
+        events = shots.update(4.9, up(on_paint, hop), None, False)
+        assert [(e.player, e.ball_from) for e in events if isinstance(e, ShotStarted)] == \
+            ([("p3", home)] if struck else []), (rested, born, at_rest, lapsed)
+
+
 def test_two_balls_in_one_space_count_as_two():
     cell = Location.cell_at(6, 3)
     balls = (tr(1, 0, 0, location=cell), tr(2, 8, 0, location=cell))

@@ -21,6 +21,7 @@ SEATS = {2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}  # players of a run without a
 ROW_LABEL = (-0.45, (-5, 5))  # row numbers: this many pitches west of the grid, nudged (px at 720p)
 COL_LABEL = (0.3, (-5, 0))  # column numbers: this many pitches north of the grid
 HAND_BEFORE_S = 0.5  # a ball lost this soon after a hand was over the table may have been lifted by it
+FOUND_FLYING_S = 0.2  # a struck ball is found in flight this soon after it last lay at rest (v26: 0.03 s)
 
 
 class PiratenbillardShots:
@@ -31,6 +32,7 @@ class PiratenbillardShots:
         self.settle = settle
         self.limit = shots.leave_space_fraction * profile.pitch_mm
         self._rest: dict[int, Track] = {}  # the track as it last lay at rest in a space
+        self._lapsed: set[int] = set()  # resting tracks lost since they last lay at rest (found again or not)
 
     def starts(self, t: float, tracks: tuple[Track, ...], play: Play) -> list[Event]:
         events: list[Event] = self._struck_out_of_sight(t, tracks, play)
@@ -41,6 +43,7 @@ class PiratenbillardShots:
             if tr.at_rest and tr.location is not None and tr.location.place is Place.CELL:
                 if rest is None or math.hypot(tr.x - rest.x, tr.y - rest.y) <= self.limit:
                     self._rest[tr.id] = tr
+                    self._lapsed.discard(tr.id)
                 continue
             if rest is not None and math.hypot(tr.x - rest.x, tr.y - rest.y) > self.limit:
                 del self._rest[tr.id]
@@ -50,6 +53,7 @@ class PiratenbillardShots:
         return events
 
     def forget(self, track_id: int) -> Location | None:
+        self._lapsed.discard(track_id)
         rest = self._rest.pop(track_id, None)
         return rest.location if rest is not None else None
 
@@ -62,22 +66,40 @@ class PiratenbillardShots:
         (piratenbillard_v9's 14.2 mm pink ball, found 0.3 s after it vanished, 145 mm away, at 84 mm/s: the
         shot and its settle were missed). Not a lost track whose ball was found again where it lay, by a track born
         since it last lay at rest there: piratenbillard_v22's p3 strike from (0,1) was taken from (0,4), whose
-        ball's old track was lost a second before and whose ball lay there still."""
+        ball's old track was lost a second before and whose ball lay there still.
+
+        Nor need the resting track stay lost: lost for a frame as its ball left, it may be found again on what is
+        left in the space, the paint of a starting space seen at a grazing angle, off its rest but within the limit,
+        while a new track follows the ball (piratenbillard_v26: p3's ball struck from (0,1), its track back on the
+        paint 19 mm from where the ball lay a frame later, before the new one was confirmed; no shot was started,
+        the paint was never learnt, and it stood as a p3 ball at a later capture, in place of the captured one).
+        Such a track, lost since it last lay at rest and not at rest again, counts as lost once a track of its
+        colour born within `FOUND_FLYING_S` after it last lay at rest rolls away. Not one never lost
+        (piratenbillard_v16: a resting ball of a row seen end on, its blob merging with its neighbour's, shifted 19 mm
+        as the struck ball's track was lost), nor one whose ball left its rest long before the rolling track was born
+        (piratenbillard_v30: a resting ball pushed under the umpire's hand, a neighbour's track found again 0.56 s
+        later and rolling at first). Lost tracks are asked first."""
         if play.shot_open:
             return []
         moving = [tr for tr in tracks if tr.state is TrackState.CONFIRMED and not tr.at_rest]
         rolling = [tr for tr in moving if math.hypot(tr.vx, tr.vy) > self.settle.motion_speed_mm_s]
-        for tr in tracks:
+        for tr in sorted(tracks, key=lambda tr: tr.state is not TrackState.LOST):
             rest = self._rest.get(tr.id)
-            if tr.state is not TrackState.LOST or rest is None:
+            if rest is None:
+                continue
+            if tr.state is TrackState.LOST:
+                self._lapsed.add(tr.id)
+            elif tr.state is TrackState.TENTATIVE or tr.at_rest or tr.id not in self._lapsed:
                 continue
             if any(o.colour == tr.colour and o.state is TrackState.CONFIRMED and o.born_t is not None
                    and o.born_t >= rest.last_seen_t and math.hypot(o.x - rest.x, o.y - rest.y) <= self.limit
                    for o in tracks):
                 continue  # found again where it lay, under a new track: it was not struck
-            unseen = play.hand_t < tr.last_seen_t - HAND_BEFORE_S  # no hand that may have lifted it
+            lost = tr.state is TrackState.LOST
+            unseen = lost and play.hand_t < tr.last_seen_t - HAND_BEFORE_S  # no hand that may have lifted it
             found = [o for o in moving if o.born_t is not None and o.born_t > tr.last_seen_t] if unseen else []
             away = [o for o in rolling + found if o.colour == tr.colour and o.id not in self._rest
+                    and (lost or o.born_t is not None and 0 < o.born_t - rest.last_seen_t <= FOUND_FLYING_S)
                     and math.hypot(o.x - rest.x, o.y - rest.y) > self.limit]
             if away:
                 del self._rest[tr.id]
