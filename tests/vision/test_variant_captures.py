@@ -200,3 +200,21 @@ def test_a_strike_from_a_row_seen_at_a_grazing_angle_is_from_the_space_its_ball_
     assert p3.ball_from is not None and (p3.ball_from.row, p3.ball_from.col) == (0, 1)
     seen, then = read_at_settle(run, truth, 3, 5.5)
     assert seen == then
+
+
+def test_a_strike_whose_resting_track_is_found_again_on_the_emptied_paint_is_seen_and_its_space_is_the_table(tmp_path):
+    """piratenbillard_v26 (3 players, 23.7 mm balls in 35.4 mm painted spaces, camera tilted 31 degrees): p3 strikes
+    from (0,1) at 4.83 s. The ball's resting track is lost for a frame and found again on the emptied space's paint,
+    19 mm from where the ball lay (inside the leave-space limit), while a track born as the ball left follows its hop:
+    no shot was started, the paint was never learnt, and at p2's capture of that ball on (4,1) at 9.8 s the paint
+    stood as a p3 ball on (1,1) in place of the captured one (hidden under p2's); the capture was read as a landing
+    and p2 scored 0 where the truth has 1. Refereed as `referee run` does: no reading dropped, p3's strike from
+    (0,1) seen, the capture read (p2 on p3 at (4,1), no p3 ball on (0,1) or (1,1)) and the scores exact."""
+    truth, run = refereed_without_a_dropped_reading(26, tmp_path)
+    (p3,) = [e for e in run.events if isinstance(e, ShotStarted) and e.player == "p3"]
+    assert p3.ball_from is not None and (p3.ball_from.row, p3.ball_from.col) == (0, 1) and 4.8 < p3.t < 5.0
+    seen, then = read_at_settle(run, truth, 5, 10.63)
+    assert {("p2", 4, 1), ("p3", 4, 1)} <= set(seen) and {("p2", 4, 1), ("p3", 4, 1)} <= set(then)
+    assert not [b for b in seen if b[0] == "p3" and (b[1], b[2]) in ((0, 1), (1, 1))], seen
+    scores = score_finals(run.result, truth.result)
+    assert scores.exact, (scores.run, scores.truth)
