@@ -11,7 +11,8 @@ from scb_helpers import Log, cfg, kinds, points, run
 from rules.decisions import DecisionKind as K
 from rules.engine import PendingChoice
 from rules.errors import InputError
-from rules.events import GameStart, OutOfBallsChoice, PlayerSpec, RoundEnd, RoundStart, Snapshot, TableSettled
+from rules.events import (BallLifted, GameStart, Location, OutOfBallsChoice, PlayerSpec, RoundEnd, RoundStart, Snapshot,
+                          TableSettled)
 from rules.replay import read_log, replay
 from rules.starcluster import StarClusterConfig, StarClusterEngine
 from rules.starcluster.scoring import total
@@ -142,7 +143,9 @@ def test_scb_1_1_game_needs_two_players_on_different_sides():
 
 
 def random_game(actions, config: StarClusterConfig) -> list:
-    """Play random legal shots on a scripted table, asking the engine who is to play."""
+    """Play random legal shots on a scripted table, asking the engine who is to play. After each shot the umpire
+    lifts the balls the rules removed and the table still shows (blocking's sandwiched balls), as at a real table: a
+    removed ball left lying could be knocked on by a later shot, which the engine reads by SCB-11.3 and flags."""
     table = Table()
     engine = StarClusterEngine(config)
     fed = 0
@@ -192,6 +195,14 @@ def random_game(actions, config: StarClusterConfig) -> list:
                 table.emit(TableSettled(t + 4.0, f"V{i}", snapshot=table.snapshot()))
         t += 7.0
         sync()
+        unlifted = [(slot, owner) for slot, owner in engine.state().unlifted_slots.items()
+                    if table.slots.get(slot) == owner]
+        for n, (slot, owner) in enumerate(unlifted):
+            del table.slots[slot]
+            table.emit(BallLifted(t - 2.0, f"U{i}.{n}", owner=owner, at=Location.slot_at(*slot)))
+        if unlifted:
+            table.emit(TableSettled(t - 1.5, f"W{i}", snapshot=table.snapshot()))
+            sync()
     table.emit(RoundEnd(t, "END"))
     return table.events
 
