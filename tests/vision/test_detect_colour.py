@@ -487,7 +487,7 @@ def test_a_still_blob_whose_centroid_wandered_keeps_its_measurement_while_its_pi
     it again); its picture is the same, so it keeps its measurement, at the same place. Round a ball not yet at
     rest (`unsettled_near`) the centroid alone judges. A ball moved by a pixel of the analysis image is measured
     afresh, its centroid within the picture test's reach."""
-    image, noisy = _still_frame(pirate)
+    image, noisy = _still_frame(pirate, _own_renderer(pirate))
     by_centroid, by_picture = _copy(pirate[4], 0.0), _copy(pirate[4], 5.0)
     for detector in (by_centroid, by_picture):
         first = detector.detect(image)
@@ -536,7 +536,7 @@ def test_a_blob_of_touching_balls_is_not_kept_by_its_picture(pirate):
 def test_a_measurement_kept_by_its_picture_is_renewed_after_still_calls(pirate):
     """A blob kept by its picture alone is measured afresh once its measurement is `STILL_CALLS` calls old: the
     place of a ball at rest is measured now and then."""
-    image, noisy = _still_frame(pirate)
+    image, noisy = _still_frame(pirate, _own_renderer(pirate))
     detector = _copy(pirate[4], 5.0)
     detector.detect(image)
     blobs = detector.measured
@@ -552,7 +552,8 @@ def test_a_blob_seen_again_as_it_was_a_few_frames_before_keeps_that_measurement(
     """A blob gone for a frame (touching balls seen as one blob, then apart, then as one again) and back as it was
     (box, area and centroid within `SAME_CENTRE_PX` of its measurement) keeps the measurement made before it went,
     for `LAPSED_CALLS` calls; not later, and not round a ball not yet at rest (`unsettled_near`)."""
-    profile, match, renderer, _, detector = pirate
+    profile, match, _, _, detector = pirate
+    renderer = _own_renderer(pirate)
     still = next(f for f in match.frames if f.hand is None and not any(b.moving for b in f.balls)
                  and sum(b.on_table for b in f.balls) >= 4)
     ball = next(b for b in still.balls if b.on_table)
@@ -673,7 +674,8 @@ def test_a_row_of_eight_touching_balls_is_eight_balls_where_they_lie(pirate, alo
     """Eight balls touching across the view, and eight 7 mm apart running away from the camera (in the image
     each overlaps the next, as a full starting row on a side seat does), are one blob of more than four balls'
     area; every ball is one detection, where it lies."""
-    profile, match, renderer, mapper, detector = pirate
+    profile, match, _, mapper, detector = pirate
+    renderer = _own_renderer(pirate)
     r = profile.ball_diameter_mm / 2
     x0, y0 = profile.space_center(7, 1) if along == "x" else profile.space_center(8, 4)
     step = (2 * r, 0.0) if along == "x" else (0.0, 32.0)
