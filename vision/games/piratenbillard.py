@@ -87,7 +87,8 @@ class PiratenbillardShots:
             rest = self._rest.get(tr.id)
             if rest is None:
                 continue
-            if tr.state is TrackState.LOST:
+            lost = tr.state is TrackState.LOST
+            if lost:
                 self._lapsed.add(tr.id)
             elif tr.state is TrackState.TENTATIVE or tr.at_rest or tr.id not in self._lapsed:
                 continue
@@ -95,7 +96,6 @@ class PiratenbillardShots:
                    and o.born_t >= rest.last_seen_t and math.hypot(o.x - rest.x, o.y - rest.y) <= self.limit
                    for o in tracks):
                 continue  # found again where it lay, under a new track: it was not struck
-            lost = tr.state is TrackState.LOST
             unseen = lost and play.hand_t < tr.last_seen_t - HAND_BEFORE_S  # no hand that may have lifted it
             found = [o for o in moving if o.born_t is not None and o.born_t > tr.last_seen_t] if unseen else []
             away = [o for o in rolling + found if o.colour == tr.colour and o.id not in self._rest
