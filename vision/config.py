@@ -271,9 +271,13 @@ class StabiliserConfig:
     search_px: int = 10  # largest shake (full-resolution px) looked for around each marker
     min_score: float = 0.8  # normalised cross-correlation below this = the marker is hidden (a hand, a person)
     min_patch_px: int = 9  # markers smaller than this in the image are not used
+    match_px: int = 0  # > 0: a marker is matched on its square of at most this many px with the most edge (0: whole)
 
     def __post_init__(self) -> None:
         _check_numbers(self, "stabiliser")
+        if 0 < self.match_px < 8:
+            raise ConfigError(f"pipeline config: 'stabiliser.match_px' must be 0 (the whole marker) or >= 8 (a "
+                              f"smaller square holds too little of a marker to follow), got {self.match_px}")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,15 @@ is first looked for within `LOCAL_PX` of where it was on the frame before; only
 when the best match there lies on that small window's edge (it moved further)
 or is too weak is the whole `search_px` window searched. The two give the same
 peak whenever it lies within the small window, at a few per cent of the cost.
+
+With `match_px` set, a marker is matched on its square of at most that many px
+with the most edge in it, not on the whole marker: the cost of a match grows with
+the template's area, and a Piratenbillard marker is up to 102 px across (8
+markers took 1.4 ms a frame). The edges fix the position: a square of 40 px gave
+offsets 0.02-0.05 px (median) from the whole marker's on the samples, 0.15 px at
+the 95th percentile, for a quarter to a third of the cost. It is off by default:
+moving the steadying by that much moves a few readings that lie on a threshold
+(benchmarks/README.md, issue 13's twenty-second stop).
 """
 
 from __future__ import annotations
@@ -51,7 +60,10 @@ class TableStabiliser:
                 continue
             # float32: OpenCV correlates a float template with a float window in 60-70 % of the time it takes
             # with bytes (a 102 px marker: 106 us against 174); the scores differ in the sixth decimal
-            self._patches.append((grey[y0:y0 + 2 * half, x0:x0 + 2 * half].astype(np.float32), float(x0), float(y0)))
+            patch = grey[y0:y0 + 2 * half, x0:x0 + 2 * half].astype(np.float32)
+            side = min(config.match_px or 2 * half, 2 * half)
+            sx, sy = _most_edge(patch, side)
+            self._patches.append((patch[sy:sy + side, sx:sx + side].copy(), float(x0 + sx), float(y0 + sy)))
         self.transform = np.array([[1.0, 0, 0], [0, 1.0, 0]])  # current image -> reference image
         self.found = 0
         self.calibration = calibration
@@ -130,6 +142,20 @@ def _vertex(values: np.ndarray) -> float:
     left, mid, right = (float(x) for x in values)
     denom = left - 2 * mid + right
     return 0.0 if denom >= 0 else 0.5 * (left - right) / denom
+
+
+def _most_edge(patch: np.ndarray, side: int) -> tuple[int, int]:
+    """Top-left (x, y) of the `side` px square of `patch` with the most gradient energy (the whole patch's, 0 0,
+    when it is no larger)."""
+    h, w = patch.shape
+    if side >= min(h, w):
+        return 0, 0
+    gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0)
+    gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1)
+    energy = cv2.boxFilter(gx * gx + gy * gy, -1, (side, side), normalize=False, anchor=(0, 0),
+                           borderType=cv2.BORDER_CONSTANT)[:h - side + 1, :w - side + 1]
+    y, x = np.unravel_index(int(np.argmax(energy)), energy.shape)
+    return int(x), int(y)
 
 
 def _grey(image: np.ndarray) -> np.ndarray:

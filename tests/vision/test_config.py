@@ -35,7 +35,8 @@ def nested(path, value):
     return data
 
 
-STEPS = {"pipeline.pose.pose_input_px": 32}  # whole-number settings whose next valid value is not one more
+# whole-number settings whose next valid value is not one more
+STEPS = {"pipeline.pose.pose_input_px": 32, "pipeline.stabiliser.match_px": 40}
 
 
 def test_every_setting_can_be_set_from_a_config_file():
@@ -69,6 +70,7 @@ def test_a_game_config_splits_into_the_rules_and_the_pipeline():
     ({"tracking": {"confirm_hits": 2.5}}, "'pipeline.tracking.confirm_hits' must be an integer"),
     ({"tracking": {"confirm_hits": True}}, "'pipeline.tracking.confirm_hits' must be an integer"),
     ({"stabiliser": {"enabled": 1}}, "'pipeline.stabiliser.enabled' must be true or false"),
+    ({"stabiliser": {"match_px": 4}}, "'stabiliser.match_px' must be 0"),
     ({"settle": 3}, "'pipeline.settle' must be an object of settings"),
     ({"setle": {}}, "unknown setting 'pipeline.setle'; known: settle, tracking"),
     ({"settle": {"rest_speed": 1}}, "unknown setting 'pipeline.settle.rest_speed'; known: rest_speed_mm_s"),

@@ -11,6 +11,7 @@ from simulation.camera import make_camera
 from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.starcluster import simulate_starcluster
+from vision.config import StabiliserConfig
 from vision.stabilise import TableStabiliser
 
 
@@ -40,6 +41,37 @@ def test_a_resting_ball_steadied_against_the_markers_stays_put(shaken):
     spread = lambda points: float(np.ptp(np.array(points), axis=0).max())
     assert spread(raw) > 0.5  # the shake moves it by more than half a pixel ...
     assert spread(steady) < 0.35 * spread(raw)  # ... which the markers take out
+
+
+def test_markers_matched_on_their_edgiest_squares_follow_the_shake_as_the_whole_markers_do(shaken):
+    """A marker is matched on its square of at most `match_px` with the most edge: cut to 16 px, every marker of the
+    fixture is cut, and the steadied ball lies where the whole markers put it, to a tenth of a pixel."""
+    profile, frames = shaken
+    first = frames[0][0]
+    calibration = calibrate_markers(first, profile)
+    cut = TableStabiliser(first, calibration, profile, StabiliserConfig(match_px=16))
+    whole = TableStabiliser(first, calibration, profile, StabiliserConfig(match_px=0))
+    assert all(patch.shape == (16, 16) for patch, _, _ in cut._patches)
+    assert all(patch.shape[0] > 16 for patch, _, _ in whole._patches)
+    raw, steady = [], []
+    for image, truth in frames[1:]:
+        cut.update(image)
+        whole.update(image)
+        assert cut.found == whole.found >= 3
+        (ball,) = [b for b in truth.balls if b.visible and not b.moving]
+        raw.append((ball.u, ball.v))
+        steady.append(cut.steady(ball.u, ball.v))
+        assert steady[-1] == pytest.approx(whole.steady(ball.u, ball.v), abs=0.1)
+    spread = lambda points: float(np.ptp(np.array(points), axis=0).max())
+    assert spread(steady) < 0.35 * spread(raw)
+
+
+def test_the_square_with_the_most_edge_is_where_the_pattern_is():
+    patch = np.full((60, 60), 200.0, np.float32)
+    patch[30:54, 8:32] = np.kron(np.indices((4, 4)).sum(axis=0) % 2, np.ones((6, 6))) * 200  # a 24 px checkerboard
+    x, y = vision_stabilise._most_edge(patch, 24)
+    assert abs(x - 8) <= 1 and abs(y - 30) <= 1
+    assert vision_stabilise._most_edge(patch, 60) == (0, 0)  # no smaller than the patch: the whole of it
 
 
 def test_hidden_markers_leave_the_frame_as_it_is(shaken):
