@@ -145,8 +145,8 @@ def _vertex(values: np.ndarray) -> float:
 
 
 def _most_edge(patch: np.ndarray, side: int) -> tuple[int, int]:
-    """Top-left (x, y) of the `side` px square of `patch` with the most gradient energy (the whole patch's, 0 0,
-    when it is no larger)."""
+    """Top-left (x, y) of the `side` px square of `patch` with the most gradient energy; (0, 0), the whole patch, when
+    the square is no smaller than it."""
     h, w = patch.shape
     if side >= min(h, w):
         return 0, 0
