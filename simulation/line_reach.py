@@ -184,13 +184,24 @@ def _astronaut() -> Cutout:
 PEOPLE = ("astronaut",) + tuple(f"{photo}@{int(c[0])},{int(c[1])}" for photo, c in PHOTO_PEOPLE)
 
 
+@lru_cache(maxsize=None)
 def cutout(name: str) -> Cutout:
+    """A person as the camera sees a player at the line: from behind, facing the table. The photographs face the
+    camera, so each is mirrored: a back view puts a person's own left and right where the mirror image of their
+    front does (their keypoints keep their names and move with the pixels)."""
     if name == "astronaut":
-        return _astronaut()
+        return _mirrored(_astronaut())
     for photo, centre in PHOTO_PEOPLE:
         if name == f"{photo}@{int(centre[0])},{int(centre[1])}":
-            return _grabcut_person(photo, centre)
+            return _mirrored(_grabcut_person(photo, centre))
     raise KeyError(name)
+
+
+def _mirrored(cut: Cutout) -> Cutout:
+    width = cut.image.shape[1]
+    kp = cut.keypoints.copy()
+    kp[:, 0] = width - 1 - kp[:, 0]
+    return _finish_cutout(cut.name, cut.image[:, ::-1], cut.alpha[:, ::-1], kp)
 
 
 # ----------------------------------------------------------------------------------------------- the view

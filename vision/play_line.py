@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -27,6 +28,10 @@ from .pose import COCO_KEYPOINTS, Person
 
 HEAD_KEYPOINTS = ("nose", "left_eye", "right_eye", "left_ear", "right_ear")
 BODY_KEYPOINTS = (*HEAD_KEYPOINTS, "left_shoulder", "right_shoulder", "left_hip", "right_hip")  # a person, not an arm
+# pairs of keypoints whose left -> right runs across a body, the widest first: they say which way it faces
+SIDE_PAIRS = (("left_shoulder", "right_shoulder"), ("left_hip", "right_hip"), ("left_ear", "right_ear"),
+              ("left_eye", "right_eye"))
+SIDE_APART_MM = 20.0
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class PlayLineJudge:
         centre = np.array([(board.x_min + board.x_max) / 2, (board.y_min + board.y_max) / 2])
         self._origin = a
         self._normal = normal if (centre - a) @ normal > 0 else -normal  # points to the table side
+        self._right = _right_of(calibration, a, self._normal)
         self._window: deque[tuple[PartReach, ...]] = deque(maxlen=settings.window_frames)
         self._called = False
 
@@ -88,18 +94,45 @@ class PlayLineJudge:
         """The board direction (unit) across the line towards the table side."""
         return float(self._normal[0]), float(self._normal[1])
 
+    def side(self, point: Sequence[float], middle: Sequence[float]) -> str:
+        """"left" or "right": the side of a body's `middle` a board point lies on, for a player at the line facing
+        the table (as a shooter does)."""
+        return "right" if (np.asarray(point, float) - np.asarray(middle, float)) @ self._right > 0 else "left"
+
+    def faces_the_table(self, board: Mapping[str, np.ndarray]) -> bool | None:
+        """Whether a person's keypoints (board mm, by name) name their left and right as a player facing the table
+        has them (None: no pair to tell). From behind or above, a player's back looks much like a front, and the
+        model may name the two sides as if it saw the front: a shooter at the line faces the table. A pair less
+        than `SIDE_APART_MM` apart along the line (a body turned side on) does not tell."""
+        for left, right in SIDE_PAIRS:
+            if left in board and right in board:
+                apart = float((np.asarray(board[right], float) - np.asarray(board[left], float)) @ self._right)
+                if abs(apart) >= SIDE_APART_MM:
+                    return apart > 0
+        return None
+
     def beyond_mm(self, board_mm: np.ndarray) -> np.ndarray:
         """Signed distance of board points past the Play Line (positive: on the table side)."""
         return (np.asarray(board_mm, float).reshape(-1, 2) - self._origin) @ self._normal
 
     def reaches(self, person: Person) -> tuple[PartReach, ...]:
-        """Every counted, confident part of `person`, with its signed distance past the line."""
+        """Every counted, confident part of `person`, with its signed distance past the line; left and right as the
+        shooter's own, facing the table (`faces_the_table`)."""
         parts = body_parts(person, self.settings)
         if not parts:
             return ()
         beyond = self.beyond_mm(self.calibration.image_to_board(np.array([p for p, _ in parts.values()])))
-        return tuple(PartReach(name, float(d), conf)
+        swap = self.faces_the_table(self.board_keypoints(person)) is False
+        return tuple(PartReach(other_side(name) if swap else name, float(d), conf)
                      for (name, (_, conf)), d in zip(parts.items(), beyond) if np.isfinite(d))
+
+    def board_keypoints(self, person: Person) -> dict[str, np.ndarray]:
+        """A person's confident keypoints on the board (mm), by name; those the board cannot place are left out."""
+        sure = [k for k in person.keypoints if k.confidence >= self.settings.min_keypoint_confidence]
+        if not sure:
+            return {}
+        board = self.calibration.image_to_board(np.array([(k.x, k.y) for k in sure], float))
+        return {k.name: xy for k, xy in zip(sure, board) if np.isfinite(xy).all()}
 
     def shooter(self, people: list[Person]) -> tuple[PartReach, ...]:
         """The reaches of the person whose body gets furthest over the line (none if nobody is seen), of those who
@@ -150,3 +183,22 @@ class PlayLineJudge:
         tier = tiers[enough[0] if enough else int(np.argmax(frames))]
         part = max(tier, key=lambda p: np.mean([r.beyond_mm for r in seen[p]]))
         return part, float(np.mean([r.confidence for r in seen[part]]))
+
+
+def other_side(name: str) -> str:
+    """"left_hand" <-> "right_hand" (any left_ / right_ name); other names as they are."""
+    for a, b in (("left_", "right_"), ("right_", "left_")):
+        if name.startswith(a):
+            return b + name.removeprefix(a)
+    return name
+
+
+def _right_of(calibration: Calibration, origin: np.ndarray, forward: np.ndarray) -> np.ndarray:
+    """The board direction (unit) on the right of a player facing `forward`. Which way that turns from `forward`
+    depends on how the board's axes lie as seen from above, which the image tells: the camera looks down on the
+    table, and the image's x -> y turn is clockwise as seen from above."""
+    p0, px, py = calibration.board_to_image(np.array([origin, origin + (10.0, 0.0), origin + (0.0, 10.0)], float))
+    (ax, ay), (bx, by) = px - p0, py - p0
+    seen_from_above_counter_clockwise = ax * by - ay * bx < 0  # x -> y turns against the image's x -> y
+    right = np.array([forward[1], -forward[0]])
+    return right if seen_from_above_counter_clockwise else -right

@@ -43,7 +43,7 @@ import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import cv2
 import numpy as np
@@ -53,7 +53,7 @@ from calibration.profile import TableProfile
 from rules.events import Event, PlayLineCrossing, ShotStarted, TableSettled
 from vision.config import LineStripSettings, PlayLineSettings, PoseConfig
 from vision.line_strip import LineStrip, StripReach
-from vision.play_line import HEAD_KEYPOINTS, PlayLineJudge
+from vision.play_line import BODY_KEYPOINTS, HEAD_KEYPOINTS, PlayLineJudge, other_side
 from vision.pose import Person
 
 GRID = (65, 37)  # pixels sampled to find the crop (every 20 px at 1280x720)
@@ -67,8 +67,6 @@ THUMB_WIDTH = 64
 TURNS = (None, cv2.ROTATE_90_COUNTERCLOCKWISE, cv2.ROTATE_180, cv2.ROTATE_90_CLOCKWISE)
 CHANGED_GREY = 25
 CHANGED_FRACTION = 0.02
-# pairs of keypoints that give a body's right -> left axis where pose saw no arm (no shoulder), the widest first
-SIDE_PAIRS = (("left_ear", "right_ear"), ("left_eye", "right_eye"), ("left_hip", "right_hip"))
 HEAD_REACH_MM = 150.0  # a shape past the line whose tip is this close to the head is the head (unless a hand is nearer)
 
 Estimator = Callable[[np.ndarray], list[Person]]  # `vision.pose.PoseEstimator`
@@ -129,19 +127,6 @@ def _thumbnail(box: np.ndarray, crop: Crop) -> np.ndarray:
     """The crop's box (BGR, unturned) shrunk to `THUMB_WIDTH` grey levels across: what the idle change test compares."""
     size = (THUMB_WIDTH, max(1, round(THUMB_WIDTH * (crop.y1 - crop.y0) / (crop.x1 - crop.x0))))
     return cv2.resize(cv2.cvtColor(box, cv2.COLOR_BGR2GRAY), size, interpolation=cv2.INTER_AREA).astype(np.int16)
-
-
-def side_of(points: Mapping[str, tuple[float, float]], at: Sequence[float]) -> str | None:
-    """"left" or "right": the side of a person's body an image point lies on, along the body's own right -> left
-    axis (the first pair of `SIDE_PAIRS` seen), from that pair's middle; None with no pair. The model names each
-    keypoint by the body's own side, whichever way the person faces the camera."""
-    for left, right in SIDE_PAIRS:
-        if left in points and right in points:
-            lp, rp = np.asarray(points[left], float), np.asarray(points[right], float)
-            axis = lp - rp
-            if np.hypot(*axis) >= 1.0:
-                return "left" if (np.asarray(at, float) - (lp + rp) / 2) @ axis > 0 else "right"
-    return None
 
 
 def upright_turns(calibration: Calibration, judge: PlayLineJudge, profile: TableProfile) -> int:
@@ -459,23 +444,21 @@ class PoseWatch:
 
     def _part_at(self, reach: StripReach) -> str:
         """The body part a shape past the line is, from the latest pose run: of the person whose body is nearest where
-        the shape crosses the line, the head if its tip is by the head, else the hand on the side of the arm nearest
-        the tip, or, where pose saw no arm, on the side of the body the shape crosses the line on (`side_of`);
-        "hand" (side unknown) if pose saw neither: the pixels call only shapes no wider than an arm."""
-        assert self._calibration is not None
-        best: tuple[float, dict[str, np.ndarray], dict[str, tuple[float, float]]] | None = None
+        the shape crosses the line, the head if its tip is by the head, else the hand of the arm nearest the tip, or,
+        where pose saw no arm, the hand on the side of the body the shape crosses the line on. Sides are a shooter's
+        own, facing the table (`PlayLineJudge.faces_the_table`). "hand" (side unknown) if pose saw nobody."""
+        assert self._judge is not None
+        best: tuple[float, dict[str, np.ndarray]] | None = None
         for person in self._people:
-            points = {k.name: (k.x, k.y) for k in person.keypoints
-                      if k.confidence >= self.settings.min_keypoint_confidence}
-            if not points:
+            board = self._judge.board_keypoints(person)
+            if not board:
                 continue
-            board = dict(zip(points, self._calibration.image_to_board(np.array(list(points.values()), float))))
             gap = min(float(np.hypot(*(p - reach.root))) for p in board.values())
             if best is None or gap < best[0]:
-                best = (gap, board, points)
+                best = (gap, board)
         if best is None:
             return "hand"  # the pixels call only shapes no wider than an arm
-        _, board, points = best
+        _, board = best
         tip = np.array(reach.tip)
         head = [board[name] for name in HEAD_KEYPOINTS if name in board]
         arms = {name: float(np.hypot(*(board[name] - tip))) for name in board
@@ -486,9 +469,10 @@ class PoseWatch:
             if to_head <= HEAD_REACH_MM and (nearest_arm is None or to_head <= arms[nearest_arm]):
                 return "head"
         if nearest_arm is not None:
-            return f"{nearest_arm.split('_')[0]}_hand"
-        side = side_of(points, self._calibration.board_to_image(np.array([reach.root], float))[0])
-        return "hand" if side is None else f"{side}_hand"
+            hand = f"{nearest_arm.split('_')[0]}_hand"
+            return other_side(hand) if self._judge.faces_the_table(board) is False else hand
+        middle = [board[name] for name in BODY_KEYPOINTS if name in board]
+        return f"{self._judge.side(reach.root, np.mean(middle, axis=0))}_hand" if middle else "hand"
 
     def _due(self, t: float, image: np.ndarray) -> bool:
         """Every look in a release window; an idle look only if the crop changed since nobody was at the line."""

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from simulation import line_reach as lr
+from vision.play_line import PlayLineJudge
 
 NEGATIVE_SHOOTER = ("hover", "shadow", "ball_back", "umpire", "clear")
 
@@ -114,6 +115,24 @@ def test_head_lean_leads_with_the_head(clips):
         v = lr.view(c.truth.preset)
         beyond = lr._outline_beyond(v, cut, c.frames.plan.frames[i].photo)
         assert beyond[cut.contour_head].max() > beyond[~cut.contour_head].max()
+
+
+def test_the_shooter_faces_the_table_as_a_player_at_the_line_does(clips):
+    """The photographs face the camera; composited as they are, every player would have their back to the table.
+    Mirrored, each person's own left shoulder lies on a table-facing player's left, and a reaching hand named
+    left in the truth lies on the left of the body's middle."""
+    reaching = [c for c in clips if c.truth.kind == "arm_reach"]
+    assert {c.truth.part for c in reaching} == {"left_hand", "right_hand"}
+    for c in clips:
+        v, cut = lr.view(c.truth.preset), lr.cutout(c.truth.person)
+        judge = PlayLineJudge(v.calibration, v.profile)
+        plan = c.frames.plan.frames[_peak(c)]
+        shoulders = lr._kp_board(v, cut, plan.photo)[[5, 6]]
+        assert judge.side(shoulders[0], shoulders.mean(axis=0)) == "left", c.truth.name
+        if c.truth.kind == "arm_reach":
+            assert plan.arm is not None
+            side = judge.side(plan.arm.tip, shoulders.mean(axis=0))
+            assert c.truth.part == f"{side}_hand", c.truth.name
 
 
 def test_cutouts_are_person_shaped():

@@ -9,7 +9,7 @@ judge must agree with the truth.
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -17,10 +17,12 @@ import numpy as np
 import pytest
 
 from calibration.calibrate import calibrate_markers
+from calibration.homography import Homography
 from calibration.profile import load_profile
 from rules.errors import InputError
 from simulation import people
 from simulation.camera import make_camera
+from simulation.line_reach import view
 from simulation.realism import Realism
 from simulation.render import Renderer
 from simulation.trajectory import SimFrame
@@ -223,6 +225,10 @@ class _Identity:
         return np.asarray(points_px, float).reshape(-1, 2)
 
     @staticmethod
+    def board_to_image(points_mm):
+        return np.asarray(points_mm, float).reshape(-1, 2)
+
+    @staticmethod
     def below_horizon(points_px):
         return np.ones(len(np.asarray(points_px).reshape(-1, 2)), bool)
 
@@ -290,6 +296,44 @@ def test_limbs_seen_only_past_the_line_are_no_shooter():
     assert judge.update(0.1, [reaching], True).body_part in ("left_wrist", "right_wrist")
     leaning = _person({"nose": (300, 300), "left_wrist": (300, 460)})
     assert judge.may_shoot(leaning)
+
+
+def test_left_and_right_are_the_shooters_own_facing_the_table():
+    """Seen from above with the image's y down (as this 1 px = 1 mm calibration has it), a player facing the table
+    (+y, down the image) has their right hand on the image's left. A model that took their back for a front names
+    the two sides the other way round: the call names the shooter's own hand either way."""
+    judge = _judge(frames_to_call=1, window_frames=1, parts=WRISTS_AND_HEAD)
+    assert judge.side((250.0, 100.0), (300.0, 100.0)) == "right" and judge.side((350.0, 100.0), (300.0, 100.0)) == "left"
+    facing = {"right_shoulder": (200, 100), "left_shoulder": (400, 100), "right_elbow": (200, 150),
+              "right_wrist": (200, 300)}
+    seen_as_a_front = {"left_shoulder": (200, 100), "right_shoulder": (400, 100), "left_elbow": (200, 150),
+                       "left_wrist": (200, 300)}
+    for points, faces in ((facing, True), (seen_as_a_front, False)):
+        person = _person(points)
+        assert judge.faces_the_table(judge.board_keypoints(person)) is faces
+        assert _judge(frames_to_call=1, window_frames=1, parts=WRISTS_AND_HEAD).update(
+            0.0, [person], True).body_part == "right_wrist"
+        assert _judge(frames_to_call=1, window_frames=1).update(0.0, [person], True).body_part == "right_hand"
+    assert judge.faces_the_table(judge.board_keypoints(_reaching(300))) is None  # one side seen: as named
+    side_on = {"left_shoulder": np.array([300.0, 100.0]), "right_shoulder": np.array([310.0, -200.0]),
+               "left_ear": np.array([320.0, 0.0]), "right_ear": np.array([280.0, 0.0])}
+    assert judge.faces_the_table(side_on) is True  # shoulders 10 mm apart across the line: the ears tell
+
+
+@pytest.mark.parametrize("mirrored_board", [False, True])
+def test_a_camera_behind_the_player_sees_their_right_on_its_right(mirrored_board):
+    """From behind the line the camera looks the way the shooter faces, so their right is the image's right, however
+    the board's axes run (a board whose x runs the other way: the same call)."""
+    v = view("behind_play_line")
+    calibration = v.calibration
+    if mirrored_board:
+        flip = np.diag([-1.0, 1.0, 1.0])
+        calibration = replace(calibration, homography=Homography.from_array(flip @ calibration.homography.array))
+    judge = PlayLineJudge(calibration, v.profile)
+    width, height = calibration.image_size
+    middle, right, left = calibration.image_to_board(np.array([[width / 2, height * 0.8], [width * 0.7, height * 0.8],
+                                                               [width * 0.3, height * 0.8]], float))
+    assert judge.side(right, middle) == "right" and judge.side(left, middle) == "left"
 
 
 def test_bad_settings_are_clear_errors():

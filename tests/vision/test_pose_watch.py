@@ -22,7 +22,8 @@ from simulation.line_reach_eval import referee_clip
 from vision.config import DEFAULT_POSE_MODEL, PoseConfig, SourceConfig
 from vision.play_line import PlayLineJudge
 from vision.pose import COCO_KEYPOINTS, Keypoint, Person, PoseEstimator
-from vision.pose_watch import Crop, PoseWatch, near_side_crop, side_of
+from vision.line_strip import StripReach
+from vision.pose_watch import Crop, PoseWatch, near_side_crop
 from vision.sources import FileSource, open_source
 from vision.video_io import VideoWriter
 
@@ -486,15 +487,35 @@ def test_a_head_over_the_line_seen_from_overhead_is_called_by_the_real_model():
     assert outcome.called == "head" and outcome.judges[0] == "keypoints"
 
 
-def test_the_side_of_a_body_comes_from_its_own_left_and_right():
-    """A person facing the camera has their left eye and ear on the image's right; one seen from behind on its left.
-    A point beside the body is on the side its own axis says, whichever way it faces; no pair, no side."""
-    facing = {"left_eye": (520.0, 300.0), "right_eye": (480.0, 300.0), "nose": (500.0, 310.0)}
-    behind = {"left_ear": (470.0, 300.0), "right_ear": (530.0, 300.0), "left_eye": (520.0, 300.0),
-              "right_eye": (480.0, 300.0)}  # the ears, the wider pair, are judged first
-    assert side_of(facing, (620.0, 250.0)) == "left" and side_of(facing, (380.0, 250.0)) == "right"
-    assert side_of(behind, (620.0, 250.0)) == "right" and side_of(behind, (380.0, 250.0)) == "left"
-    assert side_of({"nose": (500.0, 310.0), "left_eye": (520.0, 300.0)}, (620.0, 250.0)) is None
+def test_a_pixel_call_names_the_shooters_own_hand_however_the_model_named_the_sides(first_frame):
+    """From behind the line (play_line_foul's camera) a shooter's right is the image's right. An arm crossing the
+    line right of the head is the right hand, whether the model named the ears as seen from behind or as if it saw
+    a face; with an arm found, its hand is named by the side the body's pair of shoulders says, not by its label."""
+    image, calibration, profile = first_frame
+    line_y = profile.play_line[0][1]
+
+    def at(x_mm, beyond_mm):
+        return tuple(float(c) for c in calibration.board_to_image(np.array([[x_mm, line_y + beyond_mm]]))[0])
+
+    def person(points):
+        keypoints = tuple(Keypoint(name, *points.get(name, (0.0, 0.0)), 0.9 if name in points else 0.0)
+                          for name in COCO_KEYPOINTS)
+        return Person((0.0, 0.0, 1.0, 1.0), 0.9, keypoints)
+
+    assert at(400, -250)[0] > at(300, -250)[0]  # board +x is the image's right on this camera
+    from_behind = {"left_ear": at(270, -250), "right_ear": at(330, -250)}
+    as_a_face = {"left_ear": at(330, -250), "right_ear": at(270, -250)}
+    reach = StripReach(60.0, (420.0, line_y + 60.0), (410.0, line_y))  # right of the head, past the line
+    with PoseWatch(lambda crop: [], profile, PoseConfig()) as watch:
+        watch._judge = PlayLineJudge(calibration, profile)
+        for ears in (from_behind, as_a_face):
+            watch._people = [person(ears)]
+            assert watch._part_at(reach) == "right_hand"
+        shoulders_as_a_face = {"left_shoulder": at(470, -300), "right_shoulder": at(130, -300)}
+        watch._people = [person({**shoulders_as_a_face, "left_elbow": at(440, -150), "left_wrist": at(425, 20)})]
+        assert watch._part_at(reach) == "right_hand"
+        watch._people = []
+        assert watch._part_at(reach) == "hand"  # nobody seen: no side
 
 
 def test_the_crop_handed_to_pose_is_a_copy():
