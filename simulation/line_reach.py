@@ -83,7 +83,7 @@ class ReachClip:
     truth: ReachTruth
     profile: TableProfile
     calibration: Calibration  # calibrate_markers on the clip's bare first table render
-    frames: Callable[[], Iterator[tuple[float, np.ndarray]]]  # (t, BGR uint8) rendered lazily
+    frames: ClipFrames  # (t, BGR uint8) rendered lazily; `before()` the table before anyone came
     beyond_mm: tuple[float, ...]  # per frame, shooter's furthest mask point past the line (-inf if not in view)
 
 
@@ -517,8 +517,11 @@ def _beyond(v: View, cut: Cutout, fp: FramePlan) -> float:
     return float(y[inside].max()) - v.line_y
 
 
-def _render(v: View, cut: Cutout, plan: Plan, index: int) -> np.ndarray:
+def _render(v: View, cut: Cutout, plan: Plan, index: int, people: bool = True) -> np.ndarray:
+    """Frame `index` of the clip; `people` False: its table, balls, light and noise alone."""
     fp = plan.frames[index]
+    if not people:
+        fp = replace(fp, arm=None, umpire=None, shadow=None)
     img = v.table.copy()
 
     def patch(rect: tuple[int, int, int, int]) -> tuple[np.ndarray, tuple[slice, slice]]:
@@ -557,7 +560,7 @@ def _render(v: View, cut: Cutout, plan: Plan, index: int) -> np.ndarray:
         sprites.draw_shadow(f, tuple(g_uv[0] - o), r_px, 0.55)
         sprites.draw_ball(f, tuple(uv[0] - o), r_px, np.array(ball.colour, np.float32), "glass", v.light_cam)
         put(f, region)
-    rect = _photo_rect(cut, fp.photo)
+    rect = _photo_rect(cut, fp.photo) if people else None
     if rect is not None:
         f, region = patch(rect)
         size = (rect[2] - rect[0], rect[3] - rect[1])
@@ -595,6 +598,10 @@ class ClipFrames:
 
     def frame(self, index: int) -> np.ndarray:
         return _render(view(self.plan.preset), cutout(self.plan.person), self.plan, index)
+
+    def before(self) -> np.ndarray:
+        """The table as the camera saw it before anyone came to the line: the first frame without people."""
+        return _render(view(self.plan.preset), cutout(self.plan.person), self.plan, 0, people=False)
 
     def shooter_alpha(self, index: int) -> np.ndarray:
         """The shooter's composited alpha at frame `index` (float32, HxW): what the truth is measured on."""

@@ -4,7 +4,9 @@ Each clip is refereed as `referee run` would: the real colour detector finds the
 runs the real pose model beside the frame loop (file mode) and watches the pixels past the line every frame, and the
 shot is seen starting (`shot_started`) `SHOT_SEEN_AFTER_S` after the shooter's furthest reach, as vision sees a
 released ball cross the line a little after it leaves the hand. A clip with no shot window (a hand lifting balls
-between shots) gets no `shot_started`. The call is what the watch emits as the shot's `play_line_crossing`.
+between shots) gets no `shot_started`. The call is what the watch emits as the shot's `play_line_crossing`. Each clip
+starts with `BEFORE_FRAMES` frames of the table before anyone came to the line (`ClipFrames.before`), as a match's
+camera sees the table before a player steps up.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from vision.pose import Person
 from vision.pose_watch import PoseWatch
 
 SHOT_SEEN_AFTER_S = 0.2  # vision sees the released ball cross the line this long after the furthest reach
+BEFORE_FRAMES = 4  # frames of the table before anyone came to the line (the strip looks at every other one)
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,8 @@ def referee_clip(clip: ReachClip, estimator: Callable[[np.ndarray], list[Person]
     calls: list[PlayLineCrossing] = []
     detector = None
     with PoseWatch(estimator, clip.profile, PoseConfig(), PlayLineSettings(), live=False, strip=strip) as watch:
-        for t, image in clip.frames():
+        before = clip.frames.before()
+        for t, image in [(-i / truth.fps, before) for i in range(BEFORE_FRAMES, 0, -1)] + list(clip.frames()):
             if detector is None:
                 detector = make_detector("color", image, mapper, list(PLAYERS))
             balls = [(d.u, d.v, d.radius_px) for d in detector.detect(image) if d.colour in PLAYERS]

@@ -388,6 +388,10 @@ class LineStripSettings:
     # taken to be this high above the image centre's point of the table
     root_mm: float = 6.0  # a body reaching back to within this of the line (or out of view there) is rooted ...
     arm_width_mm: float = 160.0  # ... and an arm if at most this wide near the line (wider: a head or a body)
+    body_behind_mm: float = 400.0  # the body an arm over the line reaches from is looked for this far behind it ...
+    body_mm_per_px: float = 6.0  # ... resampled at this resolution ...
+    body_every_looks: int = 8  # ... learned every this many looks (and looked at when a call names its hand)
+    body_mm2: float = 1000.0  # this much differing there beside the arm is the body, whose side names the hand
     width_band_mm: float = 30.0  # "near the line": within this of it, either side
     difference: float = 30.0  # grey levels (the largest of B, G, R) off the empty strip that count as a change ...
     difference_sum: float = 36.0  # ... or summed over B, G and R (a bare hand on a skin-coloured table) ...
@@ -405,8 +409,12 @@ class LineStripSettings:
 
     def __post_init__(self) -> None:
         _check_numbers(self, "line_strip")
-        if self.strip_mm_per_px <= 0:
-            raise ConfigError("pipeline config: 'line_strip.strip_mm_per_px' must be > 0")
+        for name in ("strip_mm_per_px", "body_mm_per_px", "body_behind_mm"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"pipeline config: 'line_strip.{name}' must be > 0, got {getattr(self, name)}")
+        if self.body_every_looks < 1:
+            raise ConfigError("pipeline config: 'line_strip.body_every_looks' must be >= 1, got "
+                              f"{self.body_every_looks}")
         if not 0 < self.shadow_min_ratio < 1:
             raise ConfigError("pipeline config: 'line_strip.shadow_min_ratio' must be between 0 and 1, got "
                               f"{self.shadow_min_ratio}")

@@ -26,6 +26,14 @@ so pixels cannot tell a lean from a stand there. What a body is not:
   picture first, and a pixel counts only outside the range its picture takes within a pixel of it (a camera shaking
   by a pixel);
 * an arm reaching in from the table's side (an umpire): it runs off the strip's side, or does not reach the line.
+
+Which hand reaches over is a question for pose; where pose sees nobody (from behind the player, often only the top
+of a head shows), the pixels answer it too. Behind the line, up to `body_behind_mm` back, a coarser view
+(`body_mm_per_px`, learned every `body_every_looks` looks as the strip is) shows what differs from the table there:
+the shooter's head and shoulders, and the arm, which is followed back from where it crosses the line and left out.
+The middle of the rest is the body's (`LineStrip.body`, asked when a call names its part), and a player facing the
+table reaches with the hand on the side of it the arm is on (`PlayLineJudge.side`). A body that stood there since
+the first look is part of the learned table and is not seen.
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ BALL_CLEARANCE = 1.4  # a detected ball's disc is left out this much wider than 
 OPEN = np.ones((2, 2), np.uint8)  # specks of noise go; a finger (8 mm, under 3 strip pixels) stays
 BRIDGE = np.ones((5, 3), np.uint8)
 GATHER = np.ones((11, 11), np.uint8)  # pieces of one body this close (a strip pixel is 3 mm: 30 mm) are one
+ARM_FOLLOW = 0.375  # an arm followed back from the line moves at most this much of its width from one row to the next
 
 
 @dataclass(frozen=True)
@@ -74,12 +83,7 @@ class LineStrip:
         if (np.array([(board.x_min + board.x_max) / 2, (board.y_min + board.y_max) / 2]) - a) @ normal < 0:
             normal = -normal  # towards the table
         self._origin, self._along, self._normal = a, along, normal
-        self._ball_r_px = BALL_CLEARANCE * profile.ball_diameter_mm / 2 / s.strip_mm_per_px
-        res = s.strip_mm_per_px
-        u = np.arange(-s.strip_side_mm, np.linalg.norm(b - a) + s.strip_side_mm + res / 2, res)
-        self._w = np.arange(-s.strip_behind_mm, s.strip_beyond_mm + res / 2, res)  # mm past the line, by row
-        uu, ww = np.meshgrid(u, self._w)
-        self._u0 = float(u[0])
+        self._ball_r_mm = BALL_CLEARANCE * profile.ball_diameter_mm / 2
         try:
             pose = camera_pose(calibration.homography, calibration.image_size, calibration.intrinsics)
             self._camera = (np.array(pose.centre_mm[:2]), float(pose.centre_mm[2]))
@@ -90,86 +94,99 @@ class LineStrip:
         if s.hand_height_mm >= self._camera[1]:
             raise InputError(f"line_strip.hand_height_mm {s.hand_height_mm:g} reaches the camera "
                              f"({self._camera[1]:.0f} mm above the table); lower it")
-        points = a + uu.reshape(-1, 1) * along + ww.reshape(-1, 1) * normal
-        px = _to_raw(calibration, calibration.board_to_image(self._seen_at(points, s.hand_height_mm)))
-        px = px.reshape(*uu.shape, 2)
-        width, height = image_size
-        self._valid = (np.isfinite(px).all(axis=2) & (px[..., 0] >= 0) & (px[..., 0] <= width - 1)
-                       & (px[..., 1] >= 0) & (px[..., 1] <= height - 1))
-        mapped = np.where(self._valid[..., None], px, -1).astype(np.float32)
-        self._map_x, self._map_y = np.ascontiguousarray(mapped[..., 0]), np.ascontiguousarray(mapped[..., 1])
+        length = float(np.linalg.norm(b - a))
+        self._strip = self._pictures(length, -s.strip_behind_mm, s.strip_beyond_mm, s.strip_mm_per_px, image_size)
+        self._behind = self._pictures(length, -s.body_behind_mm, 0.0, s.body_mm_per_px, image_size)
+        self._w = self._strip.w
         # where the view ends on the player's side: a shape touching it may be rooted beyond the camera's view
-        edge = cv2.dilate((~self._valid).astype(np.uint8), NEAR).astype(bool) & self._valid
-        self._view_edge = edge & (ww < 0)
+        valid = self._strip.valid
+        edge = cv2.dilate((~valid).astype(np.uint8), NEAR).astype(bool) & valid
+        self._view_edge = edge & (self._w < 0)[:, None]
         self._root_rows = self._w <= s.root_mm
         self._line_row = int(np.searchsorted(self._w, 0.0))
         self._band = (int(np.searchsorted(self._w, -s.width_band_mm)), int(np.searchsorted(self._w, s.width_band_mm)))
-        self._tip_px = max(1, int(np.ceil(s.tip_mm2 / res ** 2)))
-        self._picture: list[np.ndarray] | None = None  # the empty strip: float B, G, R planes
-        self._table: list[np.ndarray] | None = None  # ... the table where it was last seen uncovered (never learns
-        # what stands still: where a player who stood still moves away, the table shows again, not a change)
-        self._last: list[np.ndarray] | None = None  # the previous frame's strip
+        self._tip_px = max(1, int(np.ceil(s.tip_mm2 / s.strip_mm_per_px ** 2)))
+        self._looks = 0
+
+    def _pictures(self, length: float, w_from: float, w_to: float, res: float,
+                  image_size: tuple[int, int]) -> _Pictures:
+        """The pictures of the board beside the line from `w_from` to `w_to` mm past it, along the whole line and
+        `strip_side_mm` beyond its ends, at `res` mm a pixel, seen at the strip's hand height."""
+        s = self.settings
+        u = np.arange(-s.strip_side_mm, length + s.strip_side_mm + res / 2, res)
+        w = np.arange(w_from, w_to + res / 2, res)  # mm past the line, by row
+        uu, ww = np.meshgrid(u, w)
+        points = self._origin + uu.reshape(-1, 1) * self._along + ww.reshape(-1, 1) * self._normal
+        px = _to_raw(self._calibration, self._calibration.board_to_image(self._seen_at(points, s.hand_height_mm)))
+        return _Pictures(px.reshape(*uu.shape, 2), image_size, float(u[0]), w, res, s)
 
     def update(self, image: np.ndarray, balls: Sequence[tuple[float, float, float]] = ()) -> StripReach | None:
         """This frame's furthest reach of a shape rooted on the player's side (None: nothing rooted differs).
-        `balls`: (u, v, radius px) of the balls detected in this frame (undistorted pixels, as detections are)."""
-        strip = [plane.astype(np.float32) for plane in
-                 cv2.split(cv2.remap(image, self._map_x, self._map_y, cv2.INTER_LINEAR))]
-        if self._picture is None:
-            self._picture, self._table, self._last = [p.copy() for p in strip], [p.copy() for p in strip], strip
-            return None
-        changed, light = self._changed(strip)
-        changed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_OPEN, OPEN)
-        changed = cv2.morphologyEx(changed, cv2.MORPH_CLOSE, BRIDGE)  # a row where a sleeve matches the table
-        # a hand, a face or a shirt partly like the table in colour shows in pieces: pieces this near are one body
-        count, bodies, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(changed, GATHER), connectivity=8)
-        reach, rooted = self._furthest(count, np.where(changed.astype(bool), bodies, 0), stats,
-                                       self._ball_discs(changed.shape, balls))
-        self._learn(strip, changed.astype(bool), rooted, light)
+        `balls`: (u, v, radius px) of the balls detected in this frame (undistorted pixels, as detections are).
+        """
+        s = self.settings
+        self._looks += 1
+        strip = self._strip.sample(image)
+        seen = self._strip.changed(strip)
+        reach = None
+        if seen is not None:
+            changed, light = seen
+            changed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_OPEN, OPEN)
+            changed = cv2.morphologyEx(changed, cv2.MORPH_CLOSE, BRIDGE)  # a row where a sleeve matches the table
+            # a hand, a face or a shirt partly like the table in colour shows in pieces: pieces this near are one body
+            count, bodies, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(changed, GATHER), connectivity=8)
+            reach, rooted = self._furthest(count, np.where(changed.astype(bool), bodies, 0), stats,
+                                           self._ball_discs(self._strip, balls))
+            self._strip.learn(strip, changed.astype(bool), rooted, light)
+        if (self._looks - 1) % s.body_every_looks == 0:  # the view behind the line learns the table there
+            behind = self._behind.sample(image)
+            seen = self._behind.changed(behind)
+            if seen is not None:
+                changed, light = seen
+                self._behind.learn(behind, changed, np.zeros_like(changed), light)
         return reach
 
-    def _changed(self, strip: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """Pixels unlike both the learned picture and the table as last seen uncovered (where something that stood
-        still, learned into the picture, has left), by more than a change of light (shadow, lamp, cloud); and the
-        pixels unlike the picture by a change of light alone."""
-        assert self._picture is not None and self._table is not None
-        everywhere = (slice(None), slice(None))
-        changed, light = self._unlike(strip, self._picture, everywhere)
-        rows, cols = np.nonzero(changed.any(axis=1))[0], np.nonzero(changed.any(axis=0))[0]
-        if len(rows):  # the table is asked only around what differs from the picture (most frames: nothing)
-            box = (slice(max(rows[0] - 1, 0), rows[-1] + 2), slice(max(cols[0] - 1, 0), cols[-1] + 2))
-            changed[box] &= self._unlike(strip, self._table, box)[0]
-        return changed, light
-
-    def _unlike(self, strip: list[np.ndarray], picture: list[np.ndarray],
-                box: tuple[slice, slice]) -> tuple[np.ndarray, np.ndarray]:
-        """Pixels of `box` unlike `picture` by more than a change of light (the brightness matched over the strip),
-        and those unlike it by a change of light alone."""
+    def body(self, image: np.ndarray, reach: StripReach,
+             balls: Sequence[tuple[float, float, float]] = ()) -> tuple[float, float] | None:
+        """The middle, along the line, of what differs in `image` behind the line beside the arm of `reach` (the balls'
+        discs left out): the body it reaches from (its head, its shoulders), as a board point on the line; None if
+        less than `body_mm2` differs there, or the view behind the line has not been learned yet. The arm is
+        followed back from where it crosses the line, row by row (its middle among the changed pixels within
+        `ARM_FOLLOW` of an arm's width of where it was), and half an arm's width either side of it is left out."""
         s = self.settings
-        thin = (slice(None, None, 3), slice(None, None, 3))
-        now_thin, was_thin = [p[thin] for p in strip], [p[thin] for p in picture]
-        ratios = (now_thin[0] + now_thin[1] + now_thin[2] + 3) / (was_thin[0] + was_thin[1] + was_thin[2] + 3)
-        sample = ratios[self._valid[thin]]
-        gain = float(np.median(sample)) if sample.size else 1.0
-        strip, picture = [p[box] for p in strip], [p[box] for p in picture]
-        bright, known = strip[0] + strip[1] + strip[2] + 3, picture[0] + picture[1] + picture[2] + 3
-        ratio = bright / (known * gain)
-        off = [outside_near(now, was * gain) for now, was in zip(strip, picture)]
-        differs = (largest(off) > s.difference) | (off[0] + off[1] + off[2] > s.difference_sum)
-        now_share, was_share = 1 / bright, 1 / known
-        tint = sum((cv2.absdiff(now * now_share, was * was_share) for now, was in zip(strip, picture)),
-                   np.zeros_like(bright))
-        light = (tint < s.shadow_tint) & (ratio >= s.shadow_min_ratio) & (ratio <= 1 + s.light_max_brighter)
-        return differs & ~light & self._valid[box], differs & light & self._valid[box]
+        grid = self._behind
+        if not grid.learned:
+            return None
+        seen = grid.changed(grid.sample(image))
+        assert seen is not None
+        changed = cv2.morphologyEx(seen[0].astype(np.uint8), cv2.MORPH_OPEN, OPEN).astype(bool)
+        changed &= ~self._ball_discs(grid, balls)
+        middle = (np.asarray(reach.root, float) - self._origin) @ self._along
+        centre = (middle - grid.u0) / grid.res
+        half, near = s.arm_width_mm / 2 / grid.res, s.arm_width_mm * ARM_FOLLOW / grid.res
+        beside = changed.copy()
+        for row in range(changed.shape[0] - 1, -1, -1):  # from the line back
+            cols = np.flatnonzero(changed[row])
+            close = cols[np.abs(cols - centre) <= near]
+            if len(close):
+                centre = float(np.mean(close))
+            beside[row, max(0, int(np.ceil(centre - half))):max(0, int(np.floor(centre + half)) + 1)] = False
+        cols = np.nonzero(beside)[1]
+        if len(cols) * grid.res ** 2 < s.body_mm2:
+            return None
+        u = grid.u0 + float(np.mean(cols)) * grid.res
+        point = self._origin + u * self._along
+        return float(point[0]), float(point[1])
 
-    def _ball_discs(self, shape: tuple[int, ...], balls: Sequence[tuple[float, float, float]]) -> np.ndarray:
-        """The strip's pixels of the detected balls' discs (their contact points on the board, widened)."""
-        discs = np.zeros(shape[:2], np.uint8)
+    def _ball_discs(self, grid: _Pictures, balls: Sequence[tuple[float, float, float]]) -> np.ndarray:
+        """The pixels of `grid` under the detected balls' discs (their contact points on the board, widened)."""
+        discs = np.zeros(grid.valid.shape, np.uint8)
         if balls:  # every ball's contact point at once: one homography call a frame
-            xs, ys = self._board_to_strip(self._at_hand_height(np.array([(u, v) for u, v, _ in balls], float)))
-            r = self._ball_r_px
+            xs, ys = grid.to_grid(self._at_hand_height(np.array([(u, v) for u, v, _ in balls], float)),
+                                  self._origin, self._along, self._normal)
+            r = self._ball_r_mm / grid.res
             for x, y in zip(xs, ys):
-                if -r <= x < shape[1] + r and -r <= y < shape[0] + r:
+                if -r <= x < discs.shape[1] + r and -r <= y < discs.shape[0] + r:
                     cv2.circle(discs, (int(round(x)), int(round(y))), int(np.ceil(r)), 1, -1)
         return discs.astype(bool)
 
@@ -201,8 +218,8 @@ class LineStrip:
                 continue
             on_line = cols[rows == self._line_row]
             root_col = float(np.median(on_line)) if len(on_line) else float(np.median(cols))
-            best = StripReach(beyond, self._strip_to_board(float(cols[tip_at]), float(rows[tip_at])),
-                              self._strip_to_board(root_col, float(self._line_row)))
+            best = StripReach(beyond, self._to_board(float(cols[tip_at]), float(rows[tip_at])),
+                              self._to_board(root_col, float(self._line_row)))
         return best, rooted
 
     def _width_at_line(self, body: np.ndarray) -> float:
@@ -216,8 +233,109 @@ class LineStrip:
             return float("inf")
         return float(cols[-1] - cols[0] + 1) * self.settings.strip_mm_per_px
 
-    def _learn(self, strip: list[np.ndarray], changed: np.ndarray, rooted: np.ndarray, light: np.ndarray) -> None:
-        """The empty strip follows the table where nothing differs, and slowly where a difference stands still or the
+    def _to_board(self, col: float, row: float) -> tuple[float, float]:
+        """A strip pixel -> its board point (mm)."""
+        grid = self._strip
+        point = self._origin + (grid.u0 + col * grid.res) * self._along + (row * grid.res + grid.w0) * self._normal
+        return float(point[0]), float(point[1])
+
+    def _at_hand_height(self, px: np.ndarray) -> np.ndarray:
+        """Where the rays through detections' centres ((N, 2) undistorted pixels, as detections are) are at the
+        strip's height (board mm)."""
+        plane = self._calibration.homography.to_board(px)
+        centre, height = self._camera
+        return centre + (plane - centre) * (height - self.settings.hand_height_mm) / height
+
+    def _seen_at(self, points: np.ndarray, height_mm: float) -> np.ndarray:
+        """Board points raised `height_mm` above the table -> where the camera sees them on the table plane."""
+        centre, height = self._camera
+        return centre + (points - centre) * height / (height - height_mm)
+
+
+def _to_raw(calibration: Calibration, undistorted_px: np.ndarray) -> np.ndarray:
+    """Undistorted image pixels -> the raw frame's (the lens's distortion put back), for resampling raw frames."""
+    intrinsics = calibration.intrinsics
+    if intrinsics is None:
+        return undistorted_px
+    k = intrinsics.k
+    rays = np.column_stack([undistorted_px, np.ones(len(undistorted_px))]) @ np.linalg.inv(k).T
+    raw, _ = cv2.projectPoints(rays.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), k, intrinsics.d)
+    return raw.reshape(-1, 2)
+
+
+class _Pictures:
+    """One resampling of the board beside the line (`res` mm a pixel; columns from `u0` mm along the line, rows `w`
+    mm past it) and what is learned of it: the empty view, learned where nothing differs and, slowly, where a
+    difference stands still (a ball at rest); the table where it was last seen uncovered (it never learns what stands
+    still: where a player who stood still moves away, the table shows again, not a change); the previous look."""
+
+    def __init__(self, px: np.ndarray, image_size: tuple[int, int], u0: float, w: np.ndarray, res: float,
+                 settings: LineStripSettings) -> None:
+        width, height = image_size
+        self.valid = (np.isfinite(px).all(axis=2) & (px[..., 0] >= 0) & (px[..., 0] <= width - 1)
+                      & (px[..., 1] >= 0) & (px[..., 1] <= height - 1))
+        mapped = np.where(self.valid[..., None], px, -1).astype(np.float32)
+        self._map_x, self._map_y = np.ascontiguousarray(mapped[..., 0]), np.ascontiguousarray(mapped[..., 1])
+        self.u0, self.w, self.w0, self.res, self.settings = u0, w, float(w[0]), res, settings
+        self._picture: list[np.ndarray] | None = None  # float B, G, R planes
+        self._table: list[np.ndarray] | None = None
+        self._last: list[np.ndarray] | None = None
+
+    @property
+    def learned(self) -> bool:
+        """Whether a first look has been learned (what differs is asked of it)."""
+        return self._picture is not None
+
+    def sample(self, image: np.ndarray) -> list[np.ndarray]:
+        """The view resampled from a frame: float B, G, R planes."""
+        return [plane.astype(np.float32) for plane in
+                cv2.split(cv2.remap(image, self._map_x, self._map_y, cv2.INTER_LINEAR))]
+
+    def to_grid(self, board: np.ndarray, origin: np.ndarray, along: np.ndarray,
+                normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Board points (N, 2) mm -> their columns and rows."""
+        rel = board - origin
+        return (rel @ along - self.u0) / self.res, (rel @ normal - self.w0) / self.res
+
+    def changed(self, strip: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Pixels unlike both the learned picture and the table as last seen uncovered (where something that stood
+        still, learned into the picture, has left), by more than a change of light (shadow, lamp, cloud); and the
+        pixels unlike the picture by a change of light alone. None on the first look, which is learned as it is."""
+        if self._picture is None:
+            self._picture, self._table, self._last = [p.copy() for p in strip], [p.copy() for p in strip], strip
+            return None
+        assert self._table is not None
+        everywhere = (slice(None), slice(None))
+        changed, light = self._unlike(strip, self._picture, everywhere)
+        rows, cols = np.nonzero(changed.any(axis=1))[0], np.nonzero(changed.any(axis=0))[0]
+        if len(rows):  # the table is asked only around what differs from the picture (most frames: nothing)
+            box = (slice(max(rows[0] - 1, 0), rows[-1] + 2), slice(max(cols[0] - 1, 0), cols[-1] + 2))
+            changed[box] &= self._unlike(strip, self._table, box)[0]
+        return changed, light
+
+    def _unlike(self, strip: list[np.ndarray], picture: list[np.ndarray],
+                box: tuple[slice, slice]) -> tuple[np.ndarray, np.ndarray]:
+        """Pixels of `box` unlike `picture` by more than a change of light (the brightness matched over the view),
+        and those unlike it by a change of light alone."""
+        s = self.settings
+        thin = (slice(None, None, 3), slice(None, None, 3))
+        now_thin, was_thin = [p[thin] for p in strip], [p[thin] for p in picture]
+        ratios = (now_thin[0] + now_thin[1] + now_thin[2] + 3) / (was_thin[0] + was_thin[1] + was_thin[2] + 3)
+        sample = ratios[self.valid[thin]]
+        gain = float(np.median(sample)) if sample.size else 1.0
+        strip, picture = [p[box] for p in strip], [p[box] for p in picture]
+        bright, known = strip[0] + strip[1] + strip[2] + 3, picture[0] + picture[1] + picture[2] + 3
+        ratio = bright / (known * gain)
+        off = [outside_near(now, was * gain) for now, was in zip(strip, picture)]
+        differs = (largest(off) > s.difference) | (off[0] + off[1] + off[2] > s.difference_sum)
+        now_share, was_share = 1 / bright, 1 / known
+        tint = sum((cv2.absdiff(now * now_share, was * was_share) for now, was in zip(strip, picture)),
+                   np.zeros_like(bright))
+        light = (tint < s.shadow_tint) & (ratio >= s.shadow_min_ratio) & (ratio <= 1 + s.light_max_brighter)
+        return differs & ~light & self.valid[box], differs & light & self.valid[box]
+
+    def learn(self, strip: list[np.ndarray], changed: np.ndarray, rooted: np.ndarray, light: np.ndarray) -> None:
+        """The empty view follows the table where nothing differs, and slowly where a difference stands still or the
         light alone differs (a shadow learned fast leaves the table brighter than its picture when it moves on)."""
         s = self.settings
         assert self._picture is not None and self._table is not None and self._last is not None
@@ -232,38 +350,3 @@ class LineStrip:
         for now, was in zip(strip, self._picture):
             was += rate * (now - was)
         self._last = strip
-
-    def _at_hand_height(self, px: np.ndarray) -> np.ndarray:
-        """Where the rays through detections' centres ((N, 2) undistorted pixels, as detections are) are at the
-        strip's height (board mm)."""
-        plane = self._calibration.homography.to_board(px)
-        centre, height = self._camera
-        return centre + (plane - centre) * (height - self.settings.hand_height_mm) / height
-
-    def _seen_at(self, points: np.ndarray, height_mm: float) -> np.ndarray:
-        """Board points raised `height_mm` above the table -> where the camera sees them on the table plane."""
-        centre, height = self._camera
-        return centre + (points - centre) * height / (height - height_mm)
-
-    def _board_to_strip(self, board: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Board points (N, 2) mm -> their strip columns and rows."""
-        rel = board - self._origin
-        return ((rel @ self._along - self._u0) / self.settings.strip_mm_per_px,
-                (rel @ self._normal + self.settings.strip_behind_mm) / self.settings.strip_mm_per_px)
-
-    def _strip_to_board(self, col: float, row: float) -> tuple[float, float]:
-        res = self.settings.strip_mm_per_px
-        point = self._origin + (self._u0 + col * res) * self._along + (row * res - self.settings.strip_behind_mm) \
-            * self._normal
-        return float(point[0]), float(point[1])
-
-
-def _to_raw(calibration: Calibration, undistorted_px: np.ndarray) -> np.ndarray:
-    """Undistorted image pixels -> the raw frame's (the lens's distortion put back), for resampling raw frames."""
-    intrinsics = calibration.intrinsics
-    if intrinsics is None:
-        return undistorted_px
-    k = intrinsics.k
-    rays = np.column_stack([undistorted_px, np.ones(len(undistorted_px))]) @ np.linalg.inv(k).T
-    raw, _ = cv2.projectPoints(rays.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), k, intrinsics.d)
-    return raw.reshape(-1, 2)

@@ -416,7 +416,7 @@ class PoseWatch:
             self._pending = replace(self._pending, t=t)  # still over the line: the call holds as of now
         over = [r for r in self._strip_window if r is not None]
         if len(over) >= self.settings.frames_to_call and not self._window_called:
-            part = self._part_at(max(over, key=lambda r: r.beyond_mm))
+            part = self._part_at(max(over, key=lambda r: r.beyond_mm), image, balls)
             if part != "head":  # a head seen past the line may be above the table behind it: the keypoints judge it
                 self._call("pixels", PlayLineCrossing(t=t, body_part=part, confidence=1.0), t, warnings)
 
@@ -442,11 +442,13 @@ class PoseWatch:
             warnings.append(self._unclaimed(t, self._pending))
         self._pending = None
 
-    def _part_at(self, reach: StripReach) -> str:
+    def _part_at(self, reach: StripReach, image: np.ndarray, balls: Sequence[tuple[float, float, float]]) -> str:
         """The body part a shape past the line is, from the latest pose run: of the person whose body is nearest where
         the shape crosses the line, the head if its tip is by the head, else the hand of the arm nearest the tip, or,
-        where pose saw no arm, the hand on the side of the body the shape crosses the line on. Sides are a shooter's
-        own, facing the table (`PlayLineJudge.faces_the_table`). "hand" (side unknown) if pose saw nobody."""
+        where pose saw no arm, the hand on the side of the body the shape crosses the line on; where pose saw nobody,
+        on the side of the body the pixels see behind the line in `image` (`LineStrip.body`). Sides are a shooter's
+        own, facing the table (`PlayLineJudge.faces_the_table`). "hand" (side unknown) if neither sees a body: the
+        pixels call only shapes no wider than an arm."""
         assert self._judge is not None
         best: tuple[float, dict[str, np.ndarray]] | None = None
         for person in self._people:
@@ -456,8 +458,10 @@ class PoseWatch:
             gap = min(float(np.hypot(*(p - reach.root))) for p in board.values())
             if best is None or gap < best[0]:
                 best = (gap, board)
-        if best is None:
-            return "hand"  # the pixels call only shapes no wider than an arm
+        if best is None:  # the side of the body the pixels see behind the line, if they do
+            assert self._strip is not None
+            body = self._strip.body(image, reach, balls)
+            return "hand" if body is None else f"{self._judge.side(reach.root, body)}_hand"
         _, board = best
         tip = np.array(reach.tip)
         head = [board[name] for name in HEAD_KEYPOINTS if name in board]

@@ -303,7 +303,8 @@ def test_left_and_right_are_the_shooters_own_facing_the_table():
     (+y, down the image) has their right hand on the image's left. A model that took their back for a front names
     the two sides the other way round: the call names the shooter's own hand either way."""
     judge = _judge(frames_to_call=1, window_frames=1, parts=WRISTS_AND_HEAD)
-    assert judge.side((250.0, 100.0), (300.0, 100.0)) == "right" and judge.side((350.0, 100.0), (300.0, 100.0)) == "left"
+    assert judge.side((250.0, 100.0), (300.0, 100.0)) == "right"
+    assert judge.side((350.0, 100.0), (300.0, 100.0)) == "left"
     facing = {"right_shoulder": (200, 100), "left_shoulder": (400, 100), "right_elbow": (200, 150),
               "right_wrist": (200, 300)}
     seen_as_a_front = {"left_shoulder": (200, 100), "right_shoulder": (400, 100), "left_elbow": (200, 150),

@@ -19,10 +19,10 @@ from referee.session import RefereeSession, RunSpec
 from rules.events import BallSighting, Location, Place, PlayLineCrossing, ShotStarted, Snapshot, TableSettled
 from simulation.line_reach import reach_clips, view
 from simulation.line_reach_eval import referee_clip
-from vision.config import DEFAULT_POSE_MODEL, PoseConfig, SourceConfig
+from vision.config import DEFAULT_POSE_MODEL, LineStripSettings, PoseConfig, SourceConfig
 from vision.play_line import PlayLineJudge
 from vision.pose import COCO_KEYPOINTS, Keypoint, Person, PoseEstimator
-from vision.line_strip import StripReach
+from vision.line_strip import LineStrip, StripReach
 from vision.pose_watch import Crop, PoseWatch, near_side_crop
 from vision.sources import FileSource, open_source
 from vision.video_io import VideoWriter
@@ -510,12 +510,14 @@ def test_a_pixel_call_names_the_shooters_own_hand_however_the_model_named_the_si
         watch._judge = PlayLineJudge(calibration, profile)
         for ears in (from_behind, as_a_face):
             watch._people = [person(ears)]
-            assert watch._part_at(reach) == "right_hand"
+            assert watch._part_at(reach, image, ()) == "right_hand"
         shoulders_as_a_face = {"left_shoulder": at(470, -300), "right_shoulder": at(130, -300)}
         watch._people = [person({**shoulders_as_a_face, "left_elbow": at(440, -150), "left_wrist": at(425, 20)})]
-        assert watch._part_at(reach) == "right_hand"
+        assert watch._part_at(reach, image, ()) == "right_hand"
         watch._people = []
-        assert watch._part_at(reach) == "hand"  # nobody seen: no side
+        watch._strip = LineStrip(calibration, profile, LineStripSettings(), (image.shape[1], image.shape[0]))
+        watch._strip.update(image)
+        assert watch._part_at(reach, image, ()) == "hand"  # nobody seen, by pose or behind the line: no side
 
 
 def test_the_crop_handed_to_pose_is_a_copy():
