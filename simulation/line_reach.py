@@ -2,9 +2,9 @@
 
 Each clip (40 frames at 30 fps, 1280x720 BGR uint8) is a rendered table with a real photograph of a person
 (skimage's astronaut, two people of ultralytics' bus.jpg, the man on the right of zidane.jpg; cut out by grabCut
-seeded with their skeletons) pasted behind the Play Line, upright with photo-up = table forward, plus drawn parts:
-a reaching arm (sleeve and bare or gloved, open or closed hand) held 40-80 mm above the table, its shadow, rolling
-balls, an umpire's arm. The arm, hand and shadow are shapes in board millimetres, evaluated at every pixel's ray
+seeded with their skeletons, mirrored so that they face the table as a player at the line does) pasted behind the
+Play Line, upright with photo-up = table forward, plus drawn parts: a reaching arm (sleeve and bare or gloved, open
+or closed hand) held 40-80 mm above the table, its shadow, rolling balls, an umpire's arm. The arm, hand and shadow are shapes in board millimetres, evaluated at every pixel's ray
 (at the arm's height), so they are perspective-correct. The truth of every frame (how far the shooter reaches past
 the line: the photo's mask on the table plane, the drawn arm where it is held) is measured on the very masks that
 are composited, pixel by pixel. A head lean is a foul when the head itself (its keypoints) passes the line, as a
@@ -15,6 +15,7 @@ open), `umpire`, `clear`.
     clips = reach_clips(200, seed=0)
     for t, frame in clips[0].frames(): ...
     clips[0].frames.frame(12)  # one frame on demand; clips[0].frames.shooter_alpha(12) its shooter's alpha
+    clips[0].frames.before()  # the table before anyone came to the line
 """
 
 from __future__ import annotations
@@ -122,7 +123,6 @@ def _finish_cutout(name: str, image: np.ndarray, alpha: np.ndarray, kp: np.ndarr
                   (skin[0], skin[1], skin[2]), contour, contour_head, bbox)
 
 
-@lru_cache(maxsize=None)
 def _grabcut_person(photo: str, centre: tuple[float, float]) -> Cutout:
     """A person of a photo cut out by grabCut on their box, seeded with their skeleton as sure foreground."""
     reference = json.loads((BUILD / "pose_reference.json").read_text())["photos"][photo]
@@ -173,7 +173,6 @@ def _grabcut_person(photo: str, centre: tuple[float, float]) -> Cutout:
     return _finish_cutout(f"{photo}@{int(centre[0])},{int(centre[1])}", crop8.astype(np.float32) / 255, alpha, kp)
 
 
-@lru_cache(maxsize=1)
 def _astronaut() -> Cutout:
     a = people.astronaut()
     kp = a.keypoints.astype(float).copy()
