@@ -4,8 +4,9 @@ Each clip (40 frames at 30 fps, 1280x720 BGR uint8) is a rendered table with a r
 (skimage's astronaut, two people of ultralytics' bus.jpg, the man on the right of zidane.jpg; cut out by grabCut
 seeded with their skeletons, mirrored so that they face the table as a player at the line does) pasted behind the
 Play Line, upright with photo-up = table forward, plus drawn parts: a reaching arm (sleeve and bare or gloved, open
-or closed hand) held 40-80 mm above the table, its shadow, rolling balls, an umpire's arm. The arm, hand and shadow are shapes in board millimetres, evaluated at every pixel's ray
-(at the arm's height), so they are perspective-correct. The truth of every frame (how far the shooter reaches past
+or closed hand) held 40-80 mm above the table, its shadow, rolling balls, an umpire's arm. The arm, hand and shadow
+are shapes in board millimetres, evaluated at every pixel's ray (at the arm's height), so they are
+perspective-correct. The truth of every frame (how far the shooter reaches past
 the line: the photo's mask on the table plane, the drawn arm where it is held) is measured on the very masks that
 are composited, pixel by pixel. A head lean is a foul when the head itself (its keypoints) passes the line, as a
 standing player's hair seen from behind covers the table past the line without being over it. Kinds: positives

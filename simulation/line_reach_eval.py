@@ -12,6 +12,7 @@ camera sees the table before a player steps up.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Callable, Sequence
 
 import numpy as np
@@ -77,7 +78,7 @@ def referee_clip(clip: ReachClip, estimator: Callable[[np.ndarray], list[Person]
     detector = None
     with PoseWatch(estimator, clip.profile, PoseConfig(), PlayLineSettings(), live=False, strip=strip) as watch:
         before = clip.frames.before()
-        for t, image in [(-i / truth.fps, before) for i in range(BEFORE_FRAMES, 0, -1)] + list(clip.frames()):
+        for t, image in chain(((-i / truth.fps, before) for i in range(BEFORE_FRAMES, 0, -1)), clip.frames()):
             if detector is None:
                 detector = make_detector("color", image, mapper, list(PLAYERS))
             balls = [(d.u, d.v, d.radius_px) for d in detector.detect(image) if d.colour in PLAYERS]

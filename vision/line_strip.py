@@ -118,7 +118,8 @@ class LineStrip:
         uu, ww = np.meshgrid(u, w)
         points = self._origin + uu.reshape(-1, 1) * self._along + ww.reshape(-1, 1) * self._normal
         px = _to_raw(self._calibration, self._calibration.board_to_image(self._seen_at(points, s.hand_height_mm)))
-        return _Pictures(px.reshape(*uu.shape, 2), image_size, float(u[0]), w, res, s)
+        return _Pictures(px.reshape(*uu.shape, 2), image_size, (self._origin, self._along, self._normal), float(u[0]),
+                         w, res, s)
 
     def update(self, image: np.ndarray, balls: Sequence[tuple[float, float, float]] = ()) -> StripReach | None:
         """This frame's furthest reach of a shape rooted on the player's side (None: nothing rooted differs).
@@ -161,8 +162,7 @@ class LineStrip:
         assert seen is not None
         changed = cv2.morphologyEx(seen[0].astype(np.uint8), cv2.MORPH_OPEN, OPEN).astype(bool)
         changed &= ~self._ball_discs(grid, balls)
-        middle = (np.asarray(reach.root, float) - self._origin) @ self._along
-        centre = (middle - grid.u0) / grid.res
+        centre = float(grid.to_grid(np.array([reach.root], float))[0][0])
         half, near = s.arm_width_mm / 2 / grid.res, s.arm_width_mm * ARM_FOLLOW / grid.res
         beside = changed.copy()
         for row in range(changed.shape[0] - 1, -1, -1):  # from the line back
@@ -174,16 +174,13 @@ class LineStrip:
         cols = np.nonzero(beside)[1]
         if len(cols) * grid.res ** 2 < s.body_mm2:
             return None
-        u = grid.u0 + float(np.mean(cols)) * grid.res
-        point = self._origin + u * self._along
-        return float(point[0]), float(point[1])
+        return grid.to_board(float(np.mean(cols)), -grid.w0 / grid.res)  # on the line
 
     def _ball_discs(self, grid: _Pictures, balls: Sequence[tuple[float, float, float]]) -> np.ndarray:
         """The pixels of `grid` under the detected balls' discs (their contact points on the board, widened)."""
         discs = np.zeros(grid.valid.shape, np.uint8)
         if balls:  # every ball's contact point at once: one homography call a frame
-            xs, ys = grid.to_grid(self._at_hand_height(np.array([(u, v) for u, v, _ in balls], float)),
-                                  self._origin, self._along, self._normal)
+            xs, ys = grid.to_grid(self._at_hand_height(np.array([(u, v) for u, v, _ in balls], float)))
             r = self._ball_r_mm / grid.res
             for x, y in zip(xs, ys):
                 if -r <= x < discs.shape[1] + r and -r <= y < discs.shape[0] + r:
@@ -218,8 +215,8 @@ class LineStrip:
                 continue
             on_line = cols[rows == self._line_row]
             root_col = float(np.median(on_line)) if len(on_line) else float(np.median(cols))
-            best = StripReach(beyond, self._to_board(float(cols[tip_at]), float(rows[tip_at])),
-                              self._to_board(root_col, float(self._line_row)))
+            best = StripReach(beyond, self._strip.to_board(float(cols[tip_at]), float(rows[tip_at])),
+                              self._strip.to_board(root_col, float(self._line_row)))
         return best, rooted
 
     def _width_at_line(self, body: np.ndarray) -> float:
@@ -232,12 +229,6 @@ class LineStrip:
         if cols[0] == 0 or cols[-1] == near.shape[1] - 1:  # it goes on past the strip's end: not measured, not an arm
             return float("inf")
         return float(cols[-1] - cols[0] + 1) * self.settings.strip_mm_per_px
-
-    def _to_board(self, col: float, row: float) -> tuple[float, float]:
-        """A strip pixel -> its board point (mm)."""
-        grid = self._strip
-        point = self._origin + (grid.u0 + col * grid.res) * self._along + (row * grid.res + grid.w0) * self._normal
-        return float(point[0]), float(point[1])
 
     def _at_hand_height(self, px: np.ndarray) -> np.ndarray:
         """Where the rays through detections' centres ((N, 2) undistorted pixels, as detections are) are at the
@@ -269,13 +260,14 @@ class _Pictures:
     difference stands still (a ball at rest); the table where it was last seen uncovered (it never learns what stands
     still: where a player who stood still moves away, the table shows again, not a change); the previous look."""
 
-    def __init__(self, px: np.ndarray, image_size: tuple[int, int], u0: float, w: np.ndarray, res: float,
-                 settings: LineStripSettings) -> None:
+    def __init__(self, px: np.ndarray, image_size: tuple[int, int], frame: tuple[np.ndarray, np.ndarray, np.ndarray],
+                 u0: float, w: np.ndarray, res: float, settings: LineStripSettings) -> None:
         width, height = image_size
         self.valid = (np.isfinite(px).all(axis=2) & (px[..., 0] >= 0) & (px[..., 0] <= width - 1)
                       & (px[..., 1] >= 0) & (px[..., 1] <= height - 1))
         mapped = np.where(self.valid[..., None], px, -1).astype(np.float32)
         self._map_x, self._map_y = np.ascontiguousarray(mapped[..., 0]), np.ascontiguousarray(mapped[..., 1])
+        self._origin, self._along, self._normal = frame  # the line's start, along it, across it to the table
         self.u0, self.w, self.w0, self.res, self.settings = u0, w, float(w[0]), res, settings
         self._picture: list[np.ndarray] | None = None  # float B, G, R planes
         self._table: list[np.ndarray] | None = None
@@ -291,11 +283,15 @@ class _Pictures:
         return [plane.astype(np.float32) for plane in
                 cv2.split(cv2.remap(image, self._map_x, self._map_y, cv2.INTER_LINEAR))]
 
-    def to_grid(self, board: np.ndarray, origin: np.ndarray, along: np.ndarray,
-                normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def to_grid(self, board: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Board points (N, 2) mm -> their columns and rows."""
-        rel = board - origin
-        return (rel @ along - self.u0) / self.res, (rel @ normal - self.w0) / self.res
+        rel = board - self._origin
+        return (rel @ self._along - self.u0) / self.res, (rel @ self._normal - self.w0) / self.res
+
+    def to_board(self, col: float, row: float) -> tuple[float, float]:
+        """A pixel (column, row) -> its board point (mm)."""
+        point = self._origin + (self.u0 + col * self.res) * self._along + (row * self.res + self.w0) * self._normal
+        return float(point[0]), float(point[1])
 
     def changed(self, strip: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
         """Pixels unlike both the learned picture and the table as last seen uncovered (where something that stood
