@@ -399,7 +399,9 @@ class LineStripSettings:
     shadow_min_ratio: float = 0.35  # ... and is at most this much darker (a shadow) ...
     light_max_brighter: float = 0.25  # ... or at most this fraction brighter (a lamp): a white glove or sleeve over a
     # light table keeps its chromaticity too, and was taken for light up to 1 / shadow_min_ratio (2.9 times)
-    margin_mm: float = 25.0  # past the line by more than this (board mm) counts (as for keypoints)
+    margin_mm: float = 15.0  # past the line by more than this (board mm) counts: less than the keypoints' 25, as the
+    # pixels see the hand itself; from behind the player its height is a guess (docs/pose.md), and 15 keeps a hand 10
+    # mm short uncalled up to 80 mm high, where 25 left shallow reaches of low hands uncalled
     tip_mm2: float = 30.0  # a shape's tip is where this much of it lies further past the line: specks do not reach
     learn_rate: float = 0.05  # the empty strip follows the table this fast a look where nothing differs ...
     still_learn_rate: float = 0.005  # ... and this fast where a difference stands still (a ball at rest)

@@ -17,9 +17,10 @@ wider than an arm within `width_band_mm` of the line (`arm_width_mm`). A wider b
 a camera behind or above the player, a head above the table behind the line hides the table past it (parallax),
 so pixels cannot tell a lean from a stand there. What a body is not:
 
-* a ball: the discs of the balls detected in the frame are no part of a body's reach, root or width (the strip is
-  not a ball detector), though they join what touches them (a hand holding a ball, or a ball-coloured glove
-  fragment the detector took for a ball, is not cut in two);
+* a ball: what the image shows of the balls detected in the frame (within `BALL_CLEARANCE` of their radius of their
+  centres) is no part of a body's reach, root or width (the strip is not a ball detector), though it joins what
+  touches it (a hand holding a ball, or a ball-coloured glove fragment the detector took for a ball, is not cut in
+  two);
 * a shadow or a change of light: a pixel darker than the table by a factor (down to `shadow_min_ratio`), or
   brighter by at most `light_max_brighter` (white over a light table keeps its chromaticity too), with the table's
   own colour (chromaticity), is light, and is learned slowly; the whole strip's brightness is matched to the
@@ -51,7 +52,7 @@ from rules.errors import InputError
 from vision.config import LineStripSettings
 from vision.numeric import NEAR, largest, outside_near
 
-BALL_CLEARANCE = 1.4  # a detected ball's disc is left out this much wider than the ball
+BALL_CLEARANCE = 1.4  # what the image shows of a detected ball is left out this much wider than its radius
 OPEN = np.ones((2, 2), np.uint8)  # specks of noise go; a finger (8 mm, under 3 strip pixels) stays
 BRIDGE = np.ones((5, 3), np.uint8)
 GATHER = np.ones((11, 11), np.uint8)  # pieces of one body this close (a strip pixel is 3 mm: 30 mm) are one
@@ -83,7 +84,6 @@ class LineStrip:
         if (np.array([(board.x_min + board.x_max) / 2, (board.y_min + board.y_max) / 2]) - a) @ normal < 0:
             normal = -normal  # towards the table
         self._origin, self._along, self._normal = a, along, normal
-        self._ball_r_mm = BALL_CLEARANCE * profile.ball_diameter_mm / 2
         try:
             pose = camera_pose(calibration.homography, calibration.image_size, calibration.intrinsics)
             self._camera = (np.array(pose.centre_mm[:2]), float(pose.centre_mm[2]))
@@ -137,7 +137,7 @@ class LineStrip:
             # a hand, a face or a shirt partly like the table in colour shows in pieces: pieces this near are one body
             count, bodies, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(changed, GATHER), connectivity=8)
             reach, rooted = self._furthest(count, np.where(changed.astype(bool), bodies, 0), stats,
-                                           self._ball_discs(self._strip, balls))
+                                           self._shown_balls(self._strip, balls))
             self._strip.learn(strip, changed.astype(bool), rooted, light)
         if (self._looks - 1) % s.body_every_looks == 0:  # the view behind the line learns the table there
             behind = self._behind.sample(image)
@@ -149,8 +149,8 @@ class LineStrip:
 
     def body(self, image: np.ndarray, reach: StripReach,
              balls: Sequence[tuple[float, float, float]] = ()) -> tuple[float, float] | None:
-        """The middle, along the line, of what differs in `image` behind the line beside the arm of `reach` (the balls'
-        discs left out): the body it reaches from (its head, its shoulders), as a board point on the line; None if
+        """The middle, along the line, of what differs in `image` behind the line beside the arm of `reach` (the balls
+        left out): the body it reaches from (its head, its shoulders), as a board point on the line; None if
         less than `body_mm2` differs there, or the view behind the line has not been learned yet. The arm is
         followed back from where it crosses the line, row by row (its middle among the changed pixels within
         `ARM_FOLLOW` of an arm's width of where it was), and half an arm's width either side of it is left out."""
@@ -161,7 +161,7 @@ class LineStrip:
         seen = grid.changed(grid.sample(image))
         assert seen is not None
         changed = cv2.morphologyEx(seen[0].astype(np.uint8), cv2.MORPH_OPEN, OPEN).astype(bool)
-        changed &= ~self._ball_discs(grid, balls)
+        changed &= ~self._shown_balls(grid, balls)
         centre = float(grid.to_grid(np.array([reach.root], float))[0][0])
         half, near = s.arm_width_mm / 2 / grid.res, s.arm_width_mm * ARM_FOLLOW / grid.res
         beside = changed.copy()
@@ -176,24 +176,36 @@ class LineStrip:
             return None
         return grid.to_board(float(np.mean(cols)), -grid.w0 / grid.res)  # on the line
 
-    def _ball_discs(self, grid: _Pictures, balls: Sequence[tuple[float, float, float]]) -> np.ndarray:
-        """The pixels of `grid` under the detected balls' discs (their contact points on the board, widened)."""
-        discs = np.zeros(grid.valid.shape, np.uint8)
-        if balls:  # every ball's contact point at once: one homography call a frame
-            xs, ys = grid.to_grid(self._at_hand_height(np.array([(u, v) for u, v, _ in balls], float)))
-            r = self._ball_r_mm / grid.res
-            for x, y in zip(xs, ys):
-                if -r <= x < discs.shape[1] + r and -r <= y < discs.shape[0] + r:
-                    cv2.circle(discs, (int(round(x)), int(round(y))), int(np.ceil(r)), 1, -1)
-        return discs.astype(bool)
+    def _shown_balls(self, grid: _Pictures, balls: Sequence[tuple[float, float, float]]) -> np.ndarray:
+        """The pixels of `grid` that show the detected balls: resampled from within `BALL_CLEARANCE` of their radius of
+        their centres in the image. (A disc of the ball's size on the board fell short: a ball on the table, seen at
+        the strip's height from a slanting camera, is up to 1 / sin(elevation) longer there, and the ends of a ball
+        released past a hand that stayed short read as the hand's reach.)"""
+        shown = np.zeros(grid.valid.shape, bool)
+        if not balls:
+            return shown
+        found = np.array(balls, float)
+        reach = BALL_CLEARANCE * found[:, 2]
+        # each ball's square in the image, its corners at the strip's height: the window of the grid it can show in
+        corners = np.concatenate([found[:, :2] + np.column_stack([sx * reach, sy * reach])
+                                  for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
+        cols, rows = grid.to_grid(self._at_hand_height(corners))
+        cols, rows = cols.reshape(4, -1), rows.reshape(4, -1)
+        height, width = shown.shape
+        for i, centre in enumerate(_to_raw(self._calibration, found[:, :2])):
+            c0, c1 = max(int(np.floor(cols[:, i].min())), 0), min(int(np.ceil(cols[:, i].max())) + 1, width)
+            r0, r1 = max(int(np.floor(rows[:, i].min())), 0), min(int(np.ceil(rows[:, i].max())) + 1, height)
+            if c0 < c1 and r0 < r1:
+                shown[r0:r1, c0:c1] |= grid.near(centre, float(reach[i]), slice(r0, r1), slice(c0, c1))
+        return shown
 
     def _furthest(self, count: int, labels: np.ndarray, stats: np.ndarray,
                   balls: np.ndarray) -> tuple[StripReach | None, np.ndarray]:
         """The rooted body reaching furthest past the line (its tip: where the `tip_mm2` furthest of it begins, so a
         speck at its end does not count), and the mask of every rooted body. `labels`: each changed pixel's body;
-        `balls`: the detected balls' discs, which join a body (a hand holding a ball, or a ball the detector
-        found in a glove or on the line beside a hand, does not cut it in two) but are no part of where it reaches,
-        where it is rooted or how wide it is."""
+        `balls`: the pixels showing the detected balls (`_shown_balls`), which join a body (a hand holding a ball, or a
+        ball the detector found in a glove or on the line beside a hand, does not cut it in two) but are no part of
+        where it reaches, where it is rooted or how wide it is."""
         s = self.settings
         rooted = np.zeros(labels.shape, bool)
         best: StripReach | None = None
@@ -282,6 +294,12 @@ class _Pictures:
         """The view resampled from a frame: float B, G, R planes."""
         return [plane.astype(np.float32) for plane in
                 cv2.split(cv2.remap(image, self._map_x, self._map_y, cv2.INTER_LINEAR))]
+
+    def near(self, centre: np.ndarray, radius: float, rows: slice, cols: slice) -> np.ndarray:
+        """Which pixels of the window (`rows`, `cols`) are resampled from within `radius` of `centre` (raw image
+        pixels)."""
+        dx, dy = self._map_x[rows, cols] - centre[0], self._map_y[rows, cols] - centre[1]
+        return (dx * dx + dy * dy <= radius * radius) & self.valid[rows, cols]
 
     def to_grid(self, board: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Board points (N, 2) mm -> their columns and rows."""
