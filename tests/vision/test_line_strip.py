@@ -326,4 +326,3 @@ def test_bad_strip_settings_are_clear_errors():
         LineStripSettings(body_mm_per_px=0.0)
     with pytest.raises(InputError, match="line_strip.body_every_looks"):
         LineStripSettings(body_every_looks=0)
-
