@@ -185,9 +185,9 @@ class LineStrip:
         if not balls:
             return shown
         found = np.array(balls, float)
-        reach = BALL_CLEARANCE * found[:, 2]
+        radii = BALL_CLEARANCE * found[:, 2]
         # each ball's square in the image, its corners at the strip's height: the window of the grid it can show in
-        corners = np.concatenate([found[:, :2] + np.column_stack([sx * reach, sy * reach])
+        corners = np.concatenate([found[:, :2] + np.column_stack([sx * radii, sy * radii])
                                   for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
         cols, rows = grid.to_grid(self._at_hand_height(corners))
         cols, rows = cols.reshape(4, -1), rows.reshape(4, -1)
@@ -196,7 +196,7 @@ class LineStrip:
             c0, c1 = max(int(np.floor(cols[:, i].min())), 0), min(int(np.ceil(cols[:, i].max())) + 1, width)
             r0, r1 = max(int(np.floor(rows[:, i].min())), 0), min(int(np.ceil(rows[:, i].max())) + 1, height)
             if c0 < c1 and r0 < r1:
-                shown[r0:r1, c0:c1] |= grid.near(centre, float(reach[i]), slice(r0, r1), slice(c0, c1))
+                shown[r0:r1, c0:c1] |= grid.near(centre, float(radii[i]), slice(r0, r1), slice(c0, c1))
         return shown
 
     def _furthest(self, count: int, labels: np.ndarray, stats: np.ndarray,
@@ -243,8 +243,8 @@ class LineStrip:
         return float(cols[-1] - cols[0] + 1) * self.settings.strip_mm_per_px
 
     def _at_hand_height(self, px: np.ndarray) -> np.ndarray:
-        """Where the rays through detections' centres ((N, 2) undistorted pixels, as detections are) are at the
-        strip's height (board mm)."""
+        """Where the rays through (N, 2) undistorted pixels (as detections are) are at the strip's height (board
+        mm)."""
         plane = self._calibration.homography.to_board(px)
         centre, height = self._camera
         return centre + (plane - centre) * (height - self.settings.hand_height_mm) / height
