@@ -85,11 +85,6 @@ class PlayLineJudge:
         self._called = False
 
     @property
-    def pending(self) -> bool:
-        """A part was over the line in the window and no call is made yet: the next frames decide."""
-        return not self._called and any(self._window)
-
-    @property
     def forward(self) -> tuple[float, float]:
         """The board direction (unit) across the line towards the table side."""
         return float(self._normal[0]), float(self._normal[1])

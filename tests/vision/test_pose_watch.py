@@ -132,16 +132,12 @@ def test_one_call_per_shot_and_a_lean_with_no_shot_goes_to_review(first_frame):
         200: [lambda t: ShotStarted(t=t)], 230: [settled]}, 9.5)
     crossings = [e for e in out if isinstance(e, PlayLineCrossing)]
     assert [c.player for c in crossings] == ["red", "blue"]
-    # the second lean's first runs over the line are at frames 195 and 197 (pose runs on odd frames, below); from
-    # frame 198, when the first one's result counts (`pose_join_s` on) and the judge has a part over the line
-    # pending, pose runs on every frame: the third run over the line is at frame 198, and its result counts at frame
-    # 201, after the shot started at frame 200: the call joins that frame's observations
-    assert 0.5 < crossings[0].t < 0.8 and crossings[1].t == pytest.approx(201 / FPS)
-    # the first run (frame 0) opens the window when its result counts, at frame 3: from then on pose runs every
-    # other frame, and on every frame while a part seen over the line waits for its call (the first lean's frames
-    # 18-20 move the runs to even frames); a lean from 4.0 s is seen over the line on frames 120 and 122, the first
-    # of them counts at frame 123, on which pose runs too: the third run over the line, frame 123, calls it
-    assert [message.split(" at ")[1][:5] for _, message in warnings] == ["4.10s", "8.10s"]
+    # the first run (frame 0) opens the window when its result counts, at frame 3: from then on pose runs on every
+    # frame. The second lean is over the line from frame 195: the third run over the line is at frame 197, and its
+    # result counts at frame 200 (`pose_join_s` on), the frame the shot starts: the call joins its observations
+    assert 0.5 < crossings[0].t < 0.8 and crossings[1].t == pytest.approx(200 / FPS)
+    # a lean from 4.0 s is over the line on frames 120, 121 and 122: the third run calls it
+    assert [message.split(" at ")[1][:5] for _, message in warnings] == ["4.07s", "8.07s"]
     assert warnings[0][0] == pytest.approx(5.1, abs=0.05) and "head crossed the Play Line" in warnings[0][1]
     assert "no shot seen; no call, please review" in warnings[0][1]
     kinds = [e.TYPE for e in out]
@@ -150,7 +146,7 @@ def test_one_call_per_shot_and_a_lean_with_no_shot_goes_to_review(first_frame):
 
 def test_pose_runs_slowly_while_nobody_is_at_the_line_and_fast_in_a_release_window(first_frame):
     """0-2 s someone moves about well behind the line: pose every `pose_interval_s`; 2-3 s nobody, nothing
-    changes: no pose at all; from 3 s the shooter is at the line: every other frame."""
+    changes: no pose at all; from 3 s the shooter is at the line: every frame (`pose_release_interval_s` 0)."""
     config = PoseConfig()
     reach = lambda t: -400.0 if t < 2.0 else None if t < 3.0 else -100.0  # noqa: E731
     shade = lambda t: (255 * (int(t * 4) % 2)) if t < 2.0 else None if t < 3.0 else 255  # noqa: E731
@@ -159,37 +155,28 @@ def test_pose_runs_slowly_while_nobody_is_at_the_line_and_fast_in_a_release_wind
     assert len(idle) == 8 and np.allclose(np.diff(idle), config.pose_interval_s, atol=0.02)
     assert len([t for t in runs if 2.0 <= t < 3.0]) <= 1  # one look finds the line empty, then none
     armed = [t for t in runs if t >= 3.25]
-    assert np.allclose(np.diff(armed), 2 / FPS)  # every other frame at 30 fps
+    assert np.allclose(np.diff(armed), 1 / FPS)  # every frame
 
 
-def test_a_part_over_the_line_has_pose_run_on_every_frame_until_it_is_called(first_frame):
-    """In a release window pose runs every other frame; from the moment a run's result shows a part over the line
-    and no call is made yet (`PlayLineJudge.pending`), on every frame (`pose_pending_interval_s`), so the third run
-    over the line comes one frame after the first result counts instead of two: a head leaning over at 2.0 s is
-    called 200 ms after the first run that saw it (issue 16 asks for 200 ms from the crossing; every other frame it
-    took 233 ms), and once the call is made pose goes back to every other frame."""
+def test_a_head_leaning_over_the_line_is_called_within_200_ms(first_frame):
+    """In a release window pose runs on every frame, so the third run over the line (the judge's 3 of 5) is two
+    frames after the first: a head leaning over at 2.0 s is called 67 ms after the first run that saw it (issue 16
+    asks for 200 ms from the crossing; with pose every other frame, and on every frame only once a run's result
+    showed a part over the line, the composites' head leans from overhead took up to 233 ms)."""
     image, calibration, profile = first_frame
     model = Scripted(image, calibration, profile, lambda t: 60.0 if t >= 2.0 else -100.0)
-    config = PoseConfig()
-    decided_at = None
-    with PoseWatch(model, profile, config) as watch:
+    with PoseWatch(model, profile, PoseConfig()) as watch:
         for i in range(round(3.0 * FPS)):
             frame = image.copy()
             model.stamp(frame, i)
             frame[model.crop.y1 - 150:model.crop.y1, model.crop.x0 + 300:model.crop.x0 + 600] = 255
             watch.update(i / FPS, frame, calibration, [], to_play="blue")
-            if watch.decided and decided_at is None:
-                decided_at = i / FPS
         decided = list(watch.decided)
     assert [(judge, call.body_part) for judge, call in decided] == [("keypoints", "head")]
     runs = np.array(model.runs)
+    assert np.allclose(np.diff(runs[runs >= 0.5]), 1 / FPS)  # every frame, before the call and after it
     first_over = runs[runs >= 2.0][0]
-    assert decided_at is not None and decided_at - first_over <= 0.2 + 1e-9
-    seen = first_over + config.pose_join_s  # when that run's result counts
-    assert np.allclose(np.diff(runs[(runs >= 1.0) & (runs <= first_over)]), 2 / FPS)  # every other frame
-    pending = runs[(runs >= seen - 1e-9) & (runs < decided_at - 1e-9)]
-    assert len(pending) >= 2 and np.allclose(np.diff(pending), 1 / FPS)  # every frame
-    assert np.allclose(np.diff(runs[runs > decided_at]), 2 / FPS)  # called: every other frame again
+    assert first_over == pytest.approx(2.0) and decided[0][1].t == pytest.approx(first_over + 2 / FPS)
 
 
 def test_pose_looks_at_the_players_side_of_the_line(first_frame):
