@@ -321,8 +321,9 @@ class PoseConfig:
     """When pose runs and which shot a Play Line call belongs to (vision/pose_watch.py, docs/pose.md)."""
 
     pose_interval_s: float = 0.25  # pose runs this often while nobody is at the Play Line ...
-    pose_release_interval_s: float = 0.0  # ... and this often in a release window (0: every frame)
+    pose_release_interval_s: float = 0.066  # ... and this often in a release window (every other frame at 30 fps) ...
     pose_arm_mm: float = 150.0  # a body part this close to the line (or past it) opens a release window
+    pose_near_mm: float = 60.0  # ... and on every frame while its last run saw one this close (till a call)
     pose_release_before_s: float = 1.0  # a crossing this long before vision sees the ball cross belongs to the shot
     pose_release_after_s: float = 0.5  # ... and one this long after it
     pose_crop_margin_mm: float = 300.0  # pose looks at the player's side of the line and this far past it

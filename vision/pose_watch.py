@@ -1,12 +1,15 @@
 """When pose runs, on which pixels, and which Play Line call belongs to which shot (Star Cluster Ball).
 
 Pose never runs in the frame loop: it runs beside it, on a worker thread (one run at a time), on a crop holding
-the player's side of the Play Line (and `pose_crop_margin_mm` past it). A run costs about 6 ms on one core (the
-int8 model at `pose_input_px`; `benchmarks/pipeline.py`'s "ms/pose run"), so it runs on every frame
-(`pose_release_interval_s` 0) during a release window: while the shooter's body is within `pose_arm_mm` of the
-line, and until `pose_release_after_s` after vision sees the ball cross it (`shot_started`); every other frame,
-the keypoints' call of a head's lean came up to 267 ms after its crossing, where issue 16 asks for 200. Otherwise
-it runs every `pose_interval_s`, and not while the crop looks as it did when pose last saw nobody at the line.
+the player's side of the Play Line (and `pose_crop_margin_mm` past it). A run costs 6-20 ms on one core (the int8
+model at `pose_input_px`; `benchmarks/pipeline.py`'s "ms/pose run"), so it runs every `pose_release_interval_s`
+during a release window (while the shooter's body is within `pose_arm_mm` of the line, and until
+`pose_release_after_s` after vision sees the ball cross it, `shot_started`), and on every frame while the last
+run applied saw a part of the shooter within `pose_near_mm` of the line and neither judge has called: in a file a
+run's result counts `pose_join_s` (three frames) after its run, so a part first seen past the margin is too late
+to hurry the runs that call it (a head's lean from overhead was called up to 233 ms after its crossing, where
+issue 16 asks for 200). Otherwise it runs every `pose_interval_s`, and not while the crop looks as it did when pose
+last saw nobody at the line.
 
 The pixels past the line (`vision.line_strip`) are looked at in the frame loop itself (about 2 ms), every frame in
 a release window and every other frame outside one: a body there near the line opens the window too, and one past
@@ -229,6 +232,7 @@ class PoseWatch:
         self._strip: LineStrip | None = None
         self._strip_window: deque[StripReach | None] = deque(maxlen=settings.window_frames)
         self._window_called = False  # either judge called in the release window now open
+        self._near = False  # the last run applied saw the shooter within `pose_near_mm` of the line
         self._strip_frames = 0  # frames the pixels were offered (outside a window they look at every other one)
         self._people: list[Person] = []  # the people of the latest pose run applied (they name a part for pixels)
 
@@ -381,6 +385,7 @@ class PoseWatch:
         people = [run.crop.to_image(p) for p in run.people.result()]  # raises the worker's error
         self._people = people
         reach = self._judge.shooter(people)
+        self._near = bool(reach) and max(r.beyond_mm for r in reach) > -self.config.pose_near_mm
         if reach and max(r.beyond_mm for r in reach) > -self.config.pose_arm_mm:
             self._armed_until = max(self._armed_until, run.t + self.config.pose_interval_s)
         elif run.calibration is self._calibration:
@@ -482,6 +487,8 @@ class PoseWatch:
         """Every look in a release window; an idle look only if the crop changed since nobody was at the line."""
         armed = t < self._armed_until
         interval = self.config.pose_release_interval_s if armed else self.config.pose_interval_s
+        if armed and self._near and not self._window_called:
+            interval = 0.0  # a part near the line: the judge's K-th run over it comes K - 1 frames after the first
         if self._last_look is not None and t - self._last_look < interval - TIME_TOLERANCE_S:
             return False
         self._last_look = t
