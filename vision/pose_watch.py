@@ -42,6 +42,7 @@ later, with that frame's observations at that frame's time; always before the sh
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -384,9 +385,9 @@ class PoseWatch:
             self.waits += 1
         people = [run.crop.to_image(p) for p in run.people.result()]  # raises the worker's error
         self._people = people
-        reach = self._judge.shooter(people)
-        self._near = bool(reach) and max(r.beyond_mm for r in reach) > -self.config.pose_near_mm
-        if reach and max(r.beyond_mm for r in reach) > -self.config.pose_arm_mm:
+        furthest = max((r.beyond_mm for r in self._judge.shooter(people)), default=-math.inf)
+        self._near = furthest > -self.config.pose_near_mm
+        if furthest > -self.config.pose_arm_mm:
             self._armed_until = max(self._armed_until, run.t + self.config.pose_interval_s)
         elif run.calibration is self._calibration:
             self._empty = _thumbnail(run.crop.uncut(run.pixels), run.crop)
