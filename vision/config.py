@@ -110,6 +110,7 @@ class TrackingConfig:
     coast_ms: float = 300.0  # ... but moves on its last velocity only this long
     accel_noise_mm_s2: float = 3000.0  # Kalman process noise: how hard a ball may be pushed
     measurement_noise_mm: float = 5.0  # Kalman measurement noise: how far a detection may be off its ball
+    rest_claim_balls: float = 0.5  # a track at rest keeps a detection within this many ball diameters first
 
     def __post_init__(self) -> None:
         _check_numbers(self, "tracking")

@@ -129,7 +129,7 @@ class VisionPipeline:
         self.pose = pose  # a game with a Play Line: the players' bodies crossing it
         self.record_tracks = record_tracks
         self.detector: Detector | None = None
-        self.tracker = Tracker(config.tracking, config.settle)
+        self.tracker = Tracker(config.tracking, config.settle, profile.ball_diameter_mm)
         self.settle = SettleWatch(config.settle, profile.table, game.max_hop_mm > 0, profile.ball_diameter_mm,
                                   profile.playing_field, beyond_reach(profile), _past_line(profile, 0.0))
         self.shots = ShotSegmenter(game.shot_watch(profile, config.shots, config.settle), config.shots)

@@ -84,9 +84,11 @@ class TrackerUpdate:
 
 
 class Tracker:
-    def __init__(self, tracking: TrackingConfig, settle: SettleConfig) -> None:
+    def __init__(self, tracking: TrackingConfig, settle: SettleConfig, ball_diameter_mm: float) -> None:
         self.tracking = tracking
         self.settle = settle
+        # a track at rest keeps a detection this near it before the other tracks are matched (`_keep_resting`)
+        self._claim_mm = tracking.rest_claim_balls * ball_diameter_mm
         self._tracks: list[_Filter] = []
         self._next_id = 1
 
@@ -103,14 +105,19 @@ class Tracker:
             at = np.array([tr.x[:2] for tr in tracks])
             seen = np.array([[balls[i].x, balls[i].y] for i in dets])
             cost = np.hypot(at[:, :1] - seen[:, 0], at[:, 1:] - seen[:, 1])
+            kept = self._keep_resting(tracks, cost)
             gates = np.array([self._gate(tr, t) for tr in tracks])
-            big = 1e6
-            rows, cols = linear_sum_assignment(np.where(cost <= gates[:, None], cost, big))
-            for r, c in zip(rows, cols):
-                if cost[r, c] <= gates[r]:
-                    pairs.append((tracks[r], balls[dets[c]]))
-                    matched.add(tracks[r].id)
-                    used.add(dets[c])
+            if kept:  # the other tracks and detections are matched among themselves
+                taken_r, taken_c = {r for r, _ in kept}, {c for _, c in kept}
+                free_r = [r for r in range(len(tracks)) if r not in taken_r]
+                free_c = [c for c in range(len(dets)) if c not in taken_c]
+                gated = [(free_r[r], free_c[c]) for r, c in _within(cost[np.ix_(free_r, free_c)], gates[free_r])]
+            else:
+                gated = _within(cost, gates)
+            for r, c in [*kept, *gated]:
+                pairs.append((tracks[r], balls[dets[c]]))
+                matched.add(tracks[r].id)
+                used.add(dets[c])
         self._correct(pairs, t)  # a correction changes only its own track, which no other colour looks at
         ended = []
         for track in list(self._tracks):
@@ -132,6 +139,18 @@ class Tracker:
             seen=frozenset(tr.id for tr in reported if tr.id in matched),
             born=born,
         )
+
+    def _keep_resting(self, tracks: list[_Filter], cost: np.ndarray) -> list[tuple[int, int]]:
+        """Pairs (row, column of `cost`, track to detection distances) of the tracks at rest, not lost, with a
+        detection within the claim distance (`rest_claim_balls` of a ball's diameter), made before any other track
+        is matched. A ball lying still is where it lay. The matching of the rest makes as many pairs within their
+        gates as it can, and may move a row of resting tracks each a ball along to keep a lost track matched to a
+        ball found at the row's end: piratenbillard_v22's resting p3 row shifted 26-33 mm while its balls lay still,
+        and the first of its tracks to leave its space made a strike nobody played."""
+        rows = [r for r, tr in enumerate(tracks) if tr.at_rest and tr.state is TrackState.CONFIRMED]
+        if not rows:
+            return []
+        return [(rows[r], c) for r, c in _within(cost[rows], np.full(len(rows), self._claim_mm))]
 
     # ------------------------------------------------------------------ Kalman filter
     #
@@ -340,6 +359,15 @@ class Tracker:
                      location=track.location, confidence=track.confidence, born_at=track.born_at,
                      born_t=track.born_t, slow=track.slow,
                      fast_t=None if track.fast_t == float("-inf") else track.fast_t)
+
+
+def _within(cost: np.ndarray, gates: np.ndarray) -> list[tuple[int, int]]:
+    """The pairs (row, column) of the assignment that makes as many pairs within each row's gate as it can, and of
+    those the least total cost."""
+    if not cost.size:
+        return []
+    rows, cols = linear_sum_assignment(np.where(cost <= gates[:, None], cost, 1e6))
+    return [(int(r), int(c)) for r, c in zip(rows, cols) if cost[r, c] <= gates[r]]
 
 
 def _median_xy(samples) -> tuple[float, float]:

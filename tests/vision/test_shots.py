@@ -191,25 +191,29 @@ def test_a_struck_ball_whose_resting_track_is_found_again_on_its_paint_started_a
     from it, is its ball struck; one born before is another ball, a track back at rest keeps its ball, and so does
     one never lost (piratenbillard_v16: a resting ball of a row seen end on shifted 19 mm as its neighbour was
     struck and that one's track lost) or one born long after (piratenbillard_v30: 0.56 s, a neighbour's track found
-    again after a hand)."""
+    again after a hand). A track never lost that followed its ball off its rest fast, and slid back on to the paint
+    (piratenbillard_v22: 205-219 mm/s, then 20-22 mm from its rest), left its rest as a lost one does; one fast only
+    before it last lay at rest did not."""
     from dataclasses import replace
     x, y = PB.space_center(0, 1)
     home = Location.cell_at(0, 1)
-    for rested, born, at_rest, lapsed, struck in ((4.8, 4.83, False, True, True), (4.8, 4.7, False, True, False),
-                                                  (4.8, 4.83, True, True, False), (4.8, 4.83, False, False, False),
-                                                  (4.5, 4.83, False, True, False)):
+    for rested, born, at_rest, lapsed, fast_t, struck in (
+            (4.8, 4.83, False, True, None, True), (4.8, 4.7, False, True, None, False),
+            (4.8, 4.83, True, True, None, False), (4.8, 4.83, False, False, None, False),
+            (4.5, 4.83, False, True, None, False), (4.8, 4.83, False, False, 4.87, True),
+            (4.8, 4.83, False, False, 4.2, False), (4.8, 4.7, False, False, 4.87, False)):
         shots = Shots(PB)
         resting = tr(1, x, y, at_rest=True, location=home, seen=rested, colour="p3")
         shots.update(rested, up(resting), None, False)
         shifted = replace(resting, y=y - 12, at_rest=False, last_seen_t=4.83)
         assert shots.update(4.83, up(shifted), None, False) == []  # within the limit: no strike yet
-        lost = replace(shifted, state=TrackState.LOST) if lapsed else shifted
+        lost = replace(shifted, state=TrackState.LOST) if lapsed else replace(shifted, fast_t=fast_t)
         assert shots.update(4.87, up(lost), None, False) == []  # nothing rolling away yet
-        on_paint = replace(resting, x=x + 6, y=y - 18, at_rest=at_rest, last_seen_t=4.9)
+        on_paint = replace(resting, x=x + 6, y=y - 18, at_rest=at_rest, last_seen_t=4.9, fast_t=fast_t)
         hop = replace(tr(28, x - 48, y + 67, vy=-471, seen=4.9, colour="p3"), born_t=born)
         events = shots.update(4.9, up(on_paint, hop), None, False)
         assert [(e.player, e.ball_from) for e in events if isinstance(e, ShotStarted)] == \
-            ([("p3", home)] if struck else []), (rested, born, at_rest, lapsed)
+            ([("p3", home)] if struck else []), (rested, born, at_rest, lapsed, fast_t)
 
 
 def test_two_balls_in_one_space_count_as_two():

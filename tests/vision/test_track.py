@@ -9,6 +9,7 @@ from vision.track import Tracker
 from vision.types import BoardBall, Detection, TrackState
 
 GRASS = Location(Place.GROUPED)
+BALL_MM = 30.0  # the balls' diameter
 
 
 def ball(x, y, colour="red"):
@@ -16,7 +17,7 @@ def ball(x, y, colour="red"):
 
 
 def test_rolling_ball_keeps_its_id_and_velocity():
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     ids = set()
     for i in range(30):
         update = tracker.update(i / 30, [ball(100 + 20 * i, 200)])  # 600 mm/s
@@ -27,7 +28,7 @@ def test_rolling_ball_keeps_its_id_and_velocity():
 
 
 def test_colours_never_swap_when_balls_cross():
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     for i in range(40):
         update = tracker.update(i / 30, [ball(100 + 10 * i, 300, "red"), ball(500 - 10 * i, 300, "blue")])
     by_colour = {t.colour: t for t in update.tracks}
@@ -37,7 +38,7 @@ def test_colours_never_swap_when_balls_cross():
 
 def test_hand_occlusion_is_bridged_and_a_long_loss_ends_the_track():
     cfg = TrackingConfig(lost_ms=1000)
-    tracker = Tracker(cfg, SettleConfig())
+    tracker = Tracker(cfg, SettleConfig(), BALL_MM)
     for i in range(20):
         update = tracker.update(i / 30, [ball(300, 300)])
     first = update.tracks[0].id
@@ -54,14 +55,14 @@ def test_hand_occlusion_is_bridged_and_a_long_loss_ends_the_track():
 
 
 def test_a_hop_is_followed_with_the_wider_gate():
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     xs = list(np.full(10, 100.0)) + list(np.linspace(130, 280, 6)) + list(np.full(10, 280.0))
     ids = {t.id for i, x in enumerate(xs) for t in tracker.update(i / 30, [ball(x, 100)]).tracks}
     assert len(ids) == 1
 
 
 def test_single_false_detection_is_never_reported():
-    tracker = Tracker(TrackingConfig(confirm_hits=3), SettleConfig())
+    tracker = Tracker(TrackingConfig(confirm_hits=3), SettleConfig(), BALL_MM)
     update = tracker.update(0.0, [ball(10, 10)])
     update = tracker.update(1 / 30, [])
     assert update.tracks == () and update.ended == ()
@@ -74,8 +75,8 @@ def test_tracks_filtered_together_are_bit_for_bit_tracks_filtered_alone():
     colours = ["red", "blue", "green", "yellow", "white"]
     paths = {c: np.cumsum(rng.normal(0, 1, (120, 2)) * rng.choice([0.3, 25.0], (120, 1)), axis=0) + 300 * i
              for i, c in enumerate(colours)}
-    together = Tracker(TrackingConfig(), SettleConfig())
-    alone = {c: Tracker(TrackingConfig(), SettleConfig()) for c in colours}
+    together = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
+    alone = {c: Tracker(TrackingConfig(), SettleConfig(), BALL_MM) for c in colours}
     for i in range(120):
         t = i / 30
         seen = [c for c in colours if not 40 <= i - 7 * colours.index(c) < 50]  # each missed for a while
@@ -94,7 +95,7 @@ def test_a_ball_that_stopped_is_slow_on_its_window_before_it_is_at_rest():
     filter still jitters over the rest speed and before `at_rest` (which also wants no creep one way); a ball
     rolling on at 30 mm/s never is."""
     rng = np.random.default_rng(3)
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     seen = []
     for i in range(60):
         x = 100 + 20 * min(i, 20) + rng.uniform(-1.5, 1.5)
@@ -103,7 +104,7 @@ def test_a_ball_that_stopped_is_slow_on_its_window_before_it_is_at_rest():
     slow_first = next(i for i, slow, _, _ in seen if slow)
     assert 20 < slow_first < min(i for i, _, rest, _ in seen if rest)
     assert any(slow and not rest and speed > SettleConfig().rest_speed_mm_s for _, slow, rest, speed in seen)
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     for i in range(60):
         assert not any(track.slow for track in tracker.update(i / 30, [ball(100 + i, 200)]).tracks)  # 30 mm/s
 
@@ -111,7 +112,7 @@ def test_a_ball_that_stopped_is_slow_on_its_window_before_it_is_at_rest():
 def test_a_track_reports_when_it_was_last_fast():
     """`Track.fast_t`: when its filtered speed was last over the motion speed (the settle watch holds a table
     whose ball was lost sooner after that than a ball needs to be seen at rest); None for a ball never struck."""
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     for i in range(40):
         update = tracker.update(i / 30, [ball(100 + 20 * min(i, 15), 200), ball(500, 500, "blue")])
     rolled, = (tr for tr in update.tracks if tr.colour == "red")
@@ -122,7 +123,7 @@ def test_a_track_reports_when_it_was_last_fast():
 
 def test_the_tracker_reports_the_balls_that_started_a_track():
     """`TrackerUpdate.born`: the detections no track took on this frame (the settle watch's "found anew")."""
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     first = tracker.update(0.0, [ball(100, 200)])
     assert [(b.x, b.y) for b in first.born] == [(100, 200)]
     again = tracker.update(1 / 30, [ball(102, 200), ball(600, 900, "blue")])
@@ -133,7 +134,7 @@ def _turned_back(creep_mm_s, seed=5):
     """A ball struck at 600 mm/s, rolling on along x slowing from 60 to 40 mm/s into a side wall at 2.0 s, and back
     at `creep_mm_s` for 4 s (0: it stays), its centre jittering by 1 mm: (t, at_rest) per frame."""
     rng = np.random.default_rng(seed)
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     seen = []
     for i in range(180):
         t = i / 30
@@ -164,7 +165,7 @@ def _crept_and_stopped(creep_mm_s, seed):
     """A ball struck at 600 mm/s, creeping on at `creep_mm_s` from 0.3 s and stopping dead at 4.0 s, its centre
     jittering by 1 mm: (t, at_rest) per frame."""
     rng = np.random.default_rng(seed)
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     seen = []
     for i in range(240):
         t = i / 30
@@ -193,7 +194,7 @@ def _wandering_then_pushed(push_mm_s, seed, wander_mm=3.0, off_at=None):
     boundary of a ball on paint of its own colour, moving as the camera shakes) with 0.5 mm of noise, pushed at
     2.0 s along x at `push_mm_s` (0: it stays), measured 20 mm off on frame `off_at`: (t, at_rest) per frame."""
     rng = np.random.default_rng(seed)
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     phase = rng.uniform(0, 2 * np.pi)
     seen = []
     for i in range(120):
@@ -227,7 +228,7 @@ def _stopped_then_one_frame_off(at, then, off_mm=20.0):
     `off_mm` away for one frame, then `then(i)` gives how far off it is measured from the frame after on (None: not
     found). The tracks reported, by frame."""
     rng = np.random.default_rng(7)
-    tracker = Tracker(TrackingConfig(), SettleConfig())
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
     seen = {}
     for i in range(60):
         x = 100 + 20 * min(i, 20) + rng.uniform(-1, 1)
@@ -276,3 +277,26 @@ def test_a_lone_fast_measurement_borne_out_by_the_next_is_motion():
     assert not any(nudged[i].at_rest for i in range(45, 57)) and nudged[59].at_rest
     lost = _stopped_then_one_frame_off(45, lambda i: None)
     assert all(not lost[i].at_rest and lost[i].state is TrackState.LOST for i in range(46, 60))
+
+
+def test_a_row_of_resting_balls_is_not_moved_along_to_keep_a_lost_track_matched():
+    """piratenbillard_v22: four resting balls 44 mm apart, and beside the row's far end a lost track (its ball hidden
+    for a moment). A ball is then found beyond the row's near end, within a gate of the first resting ball. Matching
+    as many tracks as the gates allow would move each resting track a ball along and hand the lost track the last
+    ball; the balls have not moved, so neither may their tracks. The new ball starts a track of its own."""
+    tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
+    row = [(182.0 + 44 * k, 490.0) for k in range(4)]
+    hidden = (row[-1][0] + 30, 470.0)
+    for i in range(30):
+        update = tracker.update(i / 30, [ball(x, y) for x, y in [*row, hidden]])
+    lost_id = next(tr.id for tr in update.tracks if tr.x > row[-1][0] + 10)
+    for i in range(30, 33):  # the hidden ball is not seen
+        update = tracker.update(i / 30, [ball(x, y) for x, y in row])
+    resting = {tr.id: (tr.x, tr.y) for tr in update.tracks if tr.id != lost_id}
+    assert all(tr.at_rest for tr in update.tracks if tr.id != lost_id) and len(resting) == 4
+    update = tracker.update(33 / 30, [ball(row[0][0] - 38, 476.0), *(ball(x, y) for x, y in row)])
+    now = {tr.id: (tr.x, tr.y) for tr in update.tracks}
+    assert all(np.hypot(now[i][0] - x, now[i][1] - y) < 2 for i, (x, y) in resting.items()), (resting, now)
+    assert lost_id not in update.seen
+    assert update.born == tuple(b for b in update.born if b.x < row[0][0] - 30) and len(update.born) == 1
+

@@ -74,11 +74,13 @@ class PiratenbillardShots:
         paint 19 mm from where the ball lay a frame later, before the new one was confirmed; no shot was started,
         the paint was never learnt, and it stood as a p3 ball at a later capture, in place of the captured one).
         Such a track, lost since it last lay at rest and not at rest again, counts as lost once a track of its
-        colour born within `FOUND_FLYING_S` after it last lay at rest rolls away. Not one never lost
-        (piratenbillard_v16: a resting ball of a row seen end on, its blob merging with its neighbour's, shifted 19 mm
-        as the struck ball's track was lost), nor one whose ball left its rest long before the rolling track was born
-        (piratenbillard_v30: a resting ball pushed under the umpire's hand, a neighbour's track found again 0.56 s
-        later and rolling at first). Lost tracks are asked first."""
+        colour born within `FOUND_FLYING_S` after it last lay at rest rolls away. So does one never lost that moved
+        fast (borne out: `Track.fast_t`) since it last lay at rest: it followed its ball off and slid back on to the
+        paint (piratenbillard_v22: p3's track at 205-219 mm/s for two frames, then 19-22 mm from its rest, inside the
+        22.6 mm limit). Not one never lost nor fast (piratenbillard_v16: a resting ball of a row seen end on, its blob
+        merging with its neighbour's, shifted 19 mm as the struck ball's track was lost), nor one whose ball left its
+        rest long before the rolling track was born (piratenbillard_v30: a resting ball pushed under the umpire's hand,
+        a neighbour's track found again 0.56 s later and rolling at first). Lost tracks are asked first."""
         if play.shot_open:
             return []
         moving = [tr for tr in tracks if tr.state is TrackState.CONFIRMED and not tr.at_rest]
@@ -90,7 +92,8 @@ class PiratenbillardShots:
             lost = tr.state is TrackState.LOST
             if lost:
                 self._lapsed.add(tr.id)
-            elif tr.state is TrackState.TENTATIVE or tr.at_rest or tr.id not in self._lapsed:
+            elif tr.state is TrackState.TENTATIVE or tr.at_rest \
+                    or tr.id not in self._lapsed and (tr.fast_t is None or tr.fast_t < rest.last_seen_t):
                 continue
             if any(o.colour == tr.colour and o.state is TrackState.CONFIRMED and o.born_t is not None
                    and o.born_t >= rest.last_seen_t and math.hypot(o.x - rest.x, o.y - rest.y) <= self.limit
