@@ -272,7 +272,7 @@ class StabiliserConfig:
     search_px: int = 10  # largest shake (full-resolution px) looked for around each marker
     min_score: float = 0.8  # normalised cross-correlation below this = the marker is hidden (a hand, a person)
     min_patch_px: int = 9  # markers smaller than this in the image are not used
-    match_px: int = 0  # > 0: a marker is matched on its square of at most this many px with the most edge (0: whole)
+    match_px: int = 40  # > 0: a marker is matched on its square of at most this many px with the most edge (0: whole)
 
     def __post_init__(self) -> None:
         _check_numbers(self, "stabiliser")
