@@ -192,7 +192,7 @@ def test_a_struck_ball_whose_resting_track_is_found_again_on_its_paint_started_a
     one never lost (piratenbillard_v16: a resting ball of a row seen end on shifted 19 mm as its neighbour was
     struck and that one's track lost) or one born long after (piratenbillard_v30: 0.56 s, a neighbour's track found
     again after a hand). A track never lost that followed its ball off its rest fast, and slid back on to the paint
-    (piratenbillard_v22: 205-219 mm/s, then 20-22 mm from its rest), left its rest as a lost one does; one fast only
+    (piratenbillard_v22: 206-218 mm/s, then 19-22 mm from its rest), left its rest as a lost one does; one fast only
     before it last lay at rest did not."""
     from dataclasses import replace
     x, y = PB.space_center(0, 1)

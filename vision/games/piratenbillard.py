@@ -76,7 +76,7 @@ class PiratenbillardShots:
         Such a track, lost since it last lay at rest and not at rest again, counts as lost once a track of its
         colour born within `FOUND_FLYING_S` after it last lay at rest rolls away. So does one never lost that moved
         fast (borne out: `Track.fast_t`) since it last lay at rest: it followed its ball off and slid back on to the
-        paint (piratenbillard_v22: p3's track at 205-219 mm/s for two frames, then 19-22 mm from its rest, inside the
+        paint (piratenbillard_v22: p3's track at 206-218 mm/s for two frames, then 19-22 mm from its rest, inside the
         22.6 mm limit). Not one never lost nor fast (piratenbillard_v16: a resting ball of a row seen end on, its blob
         merging with its neighbour's, shifted 19 mm as the struck ball's track was lost), nor one whose ball left its
         rest long before the rolling track was born (piratenbillard_v30: a resting ball pushed under the umpire's hand,
