@@ -81,7 +81,7 @@ from vision.pipeline import (
     TrackedFrame,
     VisionPipeline,
 )
-from vision.sources import Clock, FrameSource, SystemClock, open_source
+from vision.sources import Clock, FileSource, FrameSource, SystemClock, open_source
 from vision.video_io import Frame
 
 from . import __version__
@@ -484,6 +484,8 @@ class RefereeSession:
             pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(
                                       spec, setup.pipeline, setup.umpire, balls), setup.calibration, table_reader, pose,
                                       record_tracks=spec.tracks)
+            if isinstance(source, FileSource):  # a file's frames are halved on its decode thread, ahead of the loop
+                source.prepare = pipeline.prepare
             if claim is None:  # a new run: its folder is taken only once every input has been read and loaded
                 claim = claim_folder(spec.out, spec.start, what)
                 write_manifest(spec.out, _manifest(setup, spec.out))

@@ -72,6 +72,24 @@ class Halvings:
         self._within = (x0, y0, x1, y1)
         self._levels = [image if within is None else image[y0:y1, x0:x1]]
 
+    @property
+    def within(self) -> tuple[int, int, int, int]:
+        """The box halved (x0, y0, x1, y1, full-resolution pixels)."""
+        return self._within
+
+    def ahead(self, k: int) -> Halvings:
+        """Make the halvings down to 1/k now, on the calling thread, rather than when a stage first asks (a file's
+        frames are halved on the thread that decodes them: `VisionPipeline.prepare`). The same blocks either way."""
+        self._level(k.bit_length() - 1)
+        return self
+
+    def _level(self, n: int) -> np.ndarray:
+        while len(self._levels) <= n:
+            last = self._levels[-1]
+            h, w = last.shape[0] // 2, last.shape[1] // 2
+            self._levels.append(cv2.resize(last[:2 * h, :2 * w], (w, h), interpolation=cv2.INTER_AREA))
+        return self._levels[n]
+
     def block_means(self, x0: int, y0: int, x1: int, y1: int, k: int) -> np.ndarray | None:
         """`block_means(image[y0:y1, x0:x1], k)` to the bit, cut from the shared halvings: where k is a power of two,
         the region lies in the halved box and its corners and the box's top left are multiples of k (each 2x2 block
@@ -80,12 +98,7 @@ class Halvings:
         if k < 2 or k & (k - 1) or x0 % k or y0 % k or x1 % k or y1 % k or bx0 % k or by0 % k \
                 or x0 < bx0 or y0 < by0 or x1 > bx1 or y1 > by1:
             return None
-        n = k.bit_length() - 1
-        while len(self._levels) <= n:
-            last = self._levels[-1]
-            h, w = last.shape[0] // 2, last.shape[1] // 2
-            self._levels.append(cv2.resize(last[:2 * h, :2 * w], (w, h), interpolation=cv2.INTER_AREA))
-        level = self._levels[n]
+        level = self._level(k.bit_length() - 1)
         x0, y0, x1, y1 = x0 - bx0, y0 - by0, x1 - bx0, y1 - by0
         if y1 // k > level.shape[0] or x1 // k > level.shape[1]:
             return None

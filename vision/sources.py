@@ -108,9 +108,18 @@ class FileSource:
         self.frame_count = probe(path).frame_count
         self.start_t = _checked_start(start_t)
         self._stopped = False
+        # work done on each frame on the decode thread, ahead of the consumer (the frame loop's halvings:
+        # `VisionPipeline.prepare`); it must give the frame the consumer would have made of it. A live source's
+        # frames come at the camera's pace, and the frame loop has the time to do this itself.
+        self.prepare: Callable[[Frame], Frame] | None = None
 
     def frames(self) -> Iterator[Frame]:
-        with closing(_prefetched(lambda: _file_frames(self.name, self.start_t), PREFETCH_FRAMES)) as frames:
+        def made() -> Generator[Frame, None, None]:
+            with closing(_file_frames(self.name, self.start_t)) as decoded:
+                for frame in decoded:
+                    yield frame if self.prepare is None else self.prepare(frame)
+
+        with closing(_prefetched(made, PREFETCH_FRAMES)) as frames:
             for frame in frames:
                 if self._stopped:
                     return

@@ -21,6 +21,7 @@ import av
 import numpy as np
 
 from rules.errors import InputError
+from vision.numeric import Halvings
 
 
 class VideoError(InputError):
@@ -42,6 +43,7 @@ class Frame:
     index: int  # position in decode order, from 0
     t: float  # presentation time in seconds
     image: np.ndarray  # BGR, uint8, height x width x 3
+    halvings: Halvings | None = None  # the image's halvings, made ahead on the decode thread (`FileSource.prepare`)
 
 
 def _open(path: Path) -> av.container.InputContainer:

@@ -92,3 +92,16 @@ def test_halvings_of_a_box_give_the_same_blocks_and_only_inside_it():
     for x0, y0, x1, y1, k in ((240, 184, 300, 260, 4), (244, 184, 1040, 720, 4), (256, 192, 320, 256, 8),
                               (251, 190, 301, 260, 2)):
         assert halvings.block_means(x0, y0, x1, y1, k) is None
+
+
+def test_halvings_made_ahead_are_those_made_when_asked():
+    """`Halvings.ahead(k)` (a file's decode thread makes them before the frame loop asks) gives the very blocks the
+    stages would have made on asking, and cuts them as before."""
+    frame = next(read_frames(SAMPLES / "piratenbillard" / "four_players" / "video.mp4")).image
+    box = (0, 0, 1280, 720)
+    for k in (2, 4, 8):
+        ahead, asked = Halvings(frame, box).ahead(k), Halvings(frame, box)
+        assert ahead.within == box
+        for x0, y0, x1, y1, j in ((0, 0, 1280, 720, k), (8, 16, 640, 352, k), (0, 0, 1280, 720, 2)):
+            a, b = ahead.block_means(x0, y0, x1, y1, j), asked.block_means(x0, y0, x1, y1, j)
+            assert a is not None and np.array_equal(a, b) and np.array_equal(a, block_means(frame[y0:y1, x0:x1], j))

@@ -26,6 +26,7 @@ from vision.config import SettleConfig, SourceConfig
 from vision.detect.colour import ColourDetector
 from vision.evaluate import (EvalConfig, load_run, load_truth, score_assignment, score_finals, score_shots,
                              score_timing)
+from vision.pipeline import VisionPipeline
 from vision.sources import FileSource, open_source
 from vision.types import Detection
 from vision.video_io import VideoError, VideoWriter
@@ -689,7 +690,6 @@ def test_a_high_hop_at_the_far_edge_is_followed_through_the_air_and_nothing_sett
     from vision.detect.colour import TABLE_MARGIN_MM
     from vision.games import game_vision
     from vision.mapping import BoardMapper
-    from vision.pipeline import VisionPipeline
     from vision.video_io import Frame
 
     profile = load_profile("piratenbillard")
@@ -751,7 +751,6 @@ def test_a_ball_of_a_players_colour_on_the_star_cluster_tables_frame_is_no_ball(
     from vision.config import PipelineConfig
     from vision.detect import make_detector
     from vision.games import game_vision
-    from vision.pipeline import VisionPipeline
     from vision.video_io import Frame
 
     profile = load_profile("starcluster")
@@ -796,7 +795,6 @@ def test_a_track_lost_slow_on_its_window_keeps_the_frame_it_was_last_seen_on():
     from calibration.profile import load_profile
     from vision.config import PipelineConfig
     from vision.games import game_vision
-    from vision.pipeline import VisionPipeline
     from vision.types import Track, TrackState
     from vision.video_io import Frame
 
@@ -830,7 +828,6 @@ def test_a_ball_lost_lying_in_a_gutter_is_read_where_it_was_last_seen(place, spe
     from calibration.profile import load_profile
     from vision.config import PipelineConfig
     from vision.games import game_vision
-    from vision.pipeline import VisionPipeline
     from vision.types import Track, TrackState
     from vision.video_io import Frame
 
@@ -917,3 +914,28 @@ def test_a_settle_waits_while_a_ball_glimpsed_in_a_gutter_may_be_found_again(aft
     assert [o.t for o in out] == sorted(o.t for o in out)  # the log stays in time order
     if after == "shot":
         assert out[-1] == shot
+
+
+def test_frames_halved_on_the_decode_thread_give_the_record_of_frames_halved_in_the_loop(small_clip, tmp_path,
+                                                                                          monkeypatch):
+    """A file's frames are halved on its decode thread (`VisionPipeline.prepare`, `FileSource.prepare`), for the box
+    the frame loop halves; the loop takes those halvings. The colour detector and the hand watch see the same blocks
+    either way: the record is byte for byte that of a run whose loop halves every frame itself."""
+    folder, truth = small_clip
+    used = []
+    observe = VisionPipeline.observe
+
+    def observed(self, frame, to_play):
+        ready = frame.halvings
+        used.append(ready is not None and self._halved is not None and ready.within == self._halved[0])
+        return observe(self, frame, to_play)
+
+    monkeypatch.setattr(VisionPipeline, "observe", observed)
+    referee_run(folder, truth, tmp_path / "ahead")
+    assert sum(used) >= len(used) - 10 and len(used) == truth["frame_count"]  # all but the first few (read ahead)
+    monkeypatch.setattr(VisionPipeline, "prepare", lambda self, frame: frame)
+    used.clear()
+    referee_run(folder, truth, tmp_path / "loop")
+    assert not any(used)
+    for name in ("events.jsonl", "decisions.jsonl", "tracks.jsonl"):
+        assert (tmp_path / "ahead" / name).read_text() == (tmp_path / "loop" / name).read_text(), name

@@ -12,6 +12,7 @@ import re
 import signal
 import threading
 import zlib
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
@@ -762,3 +763,19 @@ def test_a_missing_file_is_a_clear_error(tmp_path):
         open_source(str(tmp_path / "nope.mp4"), SourceConfig())
     with pytest.raises(VideoError, match="does not exist"):
         open_source(str(tmp_path / "nope.mp4"), SourceConfig(), live=True)
+
+
+def test_a_file_source_prepares_each_frame_on_its_decode_thread(clip, decoded):
+    """`FileSource.prepare` (the frame loop's halvings, `VisionPipeline.prepare`) runs on the decode thread, ahead of
+    the consumer, once a frame, and the consumer gets the frames it made, in order."""
+    source = FileSource(clip)
+    threads = []
+
+    def prepare(frame):
+        threads.append(threading.current_thread().name)
+        return replace(frame, index=frame.index + 1000)
+
+    source.prepare = prepare
+    got = list(source.frames())
+    assert [f.index for f in got] == [f.index + 1000 for f in decoded] and threads == ["decode"] * len(decoded)
+    assert all(np.array_equal(a.image, b.image) for a, b in zip(got, decoded))
