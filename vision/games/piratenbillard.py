@@ -79,9 +79,9 @@ class PiratenbillardShots:
         paint (piratenbillard_v22: p3's track at 206-218 mm/s for two frames, then 19-22 mm from its rest, inside the
         22.6 mm limit). Not one never lost nor fast (piratenbillard_v16: a resting ball of a row seen end on, its blob
         merging with its neighbour's, shifted 19 mm as the struck ball's track was lost; its row balls moved fast too,
-        but only once the struck ball's track had started the shot), nor one whose ball left its
-        rest long before the rolling track was born (piratenbillard_v30: a resting ball pushed under the umpire's hand,
-        a neighbour's track found again 0.56 s later and rolling at first). Lost tracks are asked first."""
+        but only once the struck ball's track had started the shot), nor one whose ball left its rest long before the
+        rolling track was born (piratenbillard_v30: a resting ball pushed under the umpire's hand, a neighbour's track
+        found again 0.56 s later and rolling at first). Lost tracks are asked first."""
         if play.shot_open:
             return []
         moving = [tr for tr in tracks if tr.state is TrackState.CONFIRMED and not tr.at_rest]
