@@ -448,6 +448,11 @@ class RefereeSession:
         """Prepare `spec`, open its source, then (only then) its run folder. `source`, `detector` and
         `table_reader` replace the ones the spec names (tests, tools); `clock` paces a live source; `say`
         hears the warnings meant for whoever runs the referee; `progress` shows the annotating's progress."""
+        warming = None
+        if detector is None:
+            from vision.detect import warm_up  # the backends load only when a run needs them
+
+            warming = warm_up(spec.detector)  # while the session opens
         setup = prepare(spec)
         spec = setup.spec
         session: RefereeSession | None = None
@@ -482,8 +487,8 @@ class RefereeSession:
                                  live=source.live, strip=setup.pipeline.line_strip)
             balls = make_engine(spec.game, setup.rules_config).balls_per_player
             pipeline = VisionPipeline(setup.game, setup.profile, setup.pipeline, detector or _named_detector(
-                                      spec, setup.pipeline, setup.umpire, balls), setup.calibration, table_reader, pose,
-                                      record_tracks=spec.tracks)
+                                      spec, setup.pipeline, setup.umpire, balls, warming), setup.calibration,
+                                      table_reader, pose, record_tracks=spec.tracks)
             if isinstance(source, FileSource):  # a file's frames are halved on its decode thread, ahead of the loop
                 source.prepare = pipeline.prepare
             if claim is None:  # a new run: its folder is taken only once every input has been read and loaded
@@ -922,13 +927,16 @@ def _holds_events(folder: Path) -> bool:
 
 
 def _named_detector(spec: RunSpec, config: PipelineConfig, umpire: tuple[Event, ...],
-                    balls_per_player: int) -> DetectorFactory:
+                    balls_per_player: int, warming: Future[None] | None) -> DetectorFactory:
+    """The detector `spec` names, learnt on the first frame once its `warming` (`vision.detect.warm_up`) is done."""
     from vision.detect import make_detector  # the backends load only when a run needs them
 
     start = next((event for event in umpire if isinstance(event, GameStart)), None)
     colours = {p.id: p.colour for p in start.players if p.colour is not None} if start is not None else {}
 
     def detector(first_image: Any, mapper: Any, players: list[str], samples: dict[str, Any]) -> Any:
+        if warming is not None:
+            warming.result()
         return make_detector(spec.detector, first_image, mapper, players, samples, config, colours, balls_per_player)
 
     return detector

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 import cv2
@@ -18,7 +19,7 @@ from simulation.render import Renderer
 from simulation.starcluster import simulate_starcluster
 from simulation.trajectory import BallPose, HandPose, SimFrame
 from vision.config import ColourDetectorConfig, ConfigError, PipelineConfig
-from vision.detect import DETECTORS, make_detector
+from vision.detect import DETECTORS, make_detector, warm_up
 from vision.games import game_vision
 from vision.detect.colour import (CHAIN, LAPSED_CALLS, QUIET_AGREEING, SAME_CENTRE_PX, STILL_CALLS, STILL_MARGIN,
                                   ColourDetector, _cell, _closed, _components, _lapsed, _Measured, _same_balls, _still,
@@ -148,6 +149,31 @@ def test_detectors_are_picked_by_name():
     assert set(DETECTORS) == {"color"}
     with pytest.raises(InputError, match="unknown detector"):
         make_detector("yolo", np.zeros((8, 8, 3), np.uint8), None, ["red"])  # type: ignore[arg-type]
+
+
+def test_a_backends_warm_up_runs_beside_its_caller_and_hands_on_its_error(monkeypatch):
+    """`warm_up` runs a backend's frame-free set-up on a thread of its own: the caller goes on while it runs, and
+    what it raised comes back from the future, not lost on its thread. A backend without one, or a name no backend
+    has (refused by `make_detector`), has nothing to wait for."""
+    started, release = threading.Event(), threading.Event()
+
+    class Slow:
+        @staticmethod
+        def warm_up():
+            started.set()
+            release.wait(30)
+            raise RuntimeError("the tables could not be built")
+
+    monkeypatch.setitem(DETECTORS, "slow", Slow)
+    monkeypatch.setitem(DETECTORS, "bare", object)
+    warming = warm_up("slow")
+    assert started.wait(30) and not warming.done()
+    release.set()
+    with pytest.raises(RuntimeError, match="could not be built"):
+        warming.result(timeout=30)
+    assert warm_up("bare").done() and warm_up("yolo").done()
+    ColourDetector.warm_up()  # the real one: a conversion to Lab, as learning makes
+    assert warm_up("color").result(timeout=30) is None
 
 
 def test_a_glass_ball_on_a_dark_gutter_is_one_ball():

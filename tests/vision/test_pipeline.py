@@ -126,6 +126,19 @@ def test_colour_detector_referees_piratenbillard_end_to_end(clips, tmp_path):
     assert result["final_scores"] == truth["result"]["final_scores"]
 
 
+def test_the_detector_is_learnt_only_once_its_warm_up_is_done_and_its_error_stops_the_run(clips, tmp_path,
+                                                                                             monkeypatch):
+    """The session starts the detector's warm-up as it opens and waits for it before learning the first frame:
+    what the warm-up raised stops the run there, not lost on its thread."""
+    def fail():
+        raise RuntimeError("no Lab tables")
+
+    monkeypatch.setattr(ColourDetector, "warm_up", staticmethod(fail))
+    folder, truth = clips["piratenbillard"]
+    with pytest.raises(RuntimeError, match="no Lab tables"):
+        referee_run(folder, truth, tmp_path)
+
+
 def refereed_sample(folder, tmp_path):
     """A committed sample refereed as `referee run --no-pose` does: its truth and run, for `vision.evaluate`."""
     truth = load_truth(folder / "truth.json")

@@ -270,6 +270,12 @@ class ColourDetector:
         self.quiet = 0  # frames kept as quiet (`_quiet`)
         self.frames = 0  # `detect` calls, quiet frames too
 
+    @staticmethod
+    def warm_up() -> None:
+        """Have OpenCV build its 8-bit Lab conversion tables, which it does on a process's first such conversion
+        (70 ms of one core here, on the first frame's learning otherwise)."""
+        cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), cv2.COLOR_BGR2LAB)
+
     @classmethod
     def learn(cls, image: np.ndarray, mapper: BoardMapper, players: Sequence[str],
               samples_mm: Mapping[str, Sequence[Point]] | None = None,
