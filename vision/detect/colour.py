@@ -83,6 +83,7 @@ from vision.detect.colour_model import (
     UNKNOWN,
     ColourModel,
     BgrLabels,
+    build_tables,
     check_separation,
     colour_lab,
     disc_mask,
@@ -272,9 +273,8 @@ class ColourDetector:
 
     @staticmethod
     def warm_up() -> None:
-        """Have OpenCV build its 8-bit Lab conversion tables, which it does on a process's first such conversion
-        (70 ms of one core here, on the first frame's learning otherwise)."""
-        cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), cv2.COLOR_BGR2LAB)
+        """The colour tables made once a process (`build_tables`), which the first frame's learning made otherwise."""
+        build_tables()
 
     @classmethod
     def learn(cls, image: np.ndarray, mapper: BoardMapper, players: Sequence[str],

@@ -221,6 +221,14 @@ def _lut_features() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return made
 
 
+def build_tables() -> None:
+    """Make the tables colour work needs once a process and that need no frame: OpenCV's 8-bit Lab conversion tables
+    (built on a process's first such conversion: 70 ms of one core here) and the Lab bins' features (`_lut_features`,
+    18 ms), so that they can be made beside other work (`ColourDetector.warm_up`)."""
+    cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), cv2.COLOR_BGR2LAB)
+    _lut_features()
+
+
 def build_model(player_samples: Mapping[str, np.ndarray | None], background: np.ndarray | None,
                 config: ColourModelConfig = ColourModelConfig(),
                 fill: Mapping[str, float] | None = None,
