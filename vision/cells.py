@@ -173,7 +173,8 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
     still there 22 to 82: starcluster_v16's blue marble in its dark slot, unnamed as the light drifted, 22-30).
     `steady` (2x3: `image`'s pixels -> the steadied image's) is the detector's, for its camera shake.
 
-    `unexplained` (None: not followed) and `shooter` (the player whose shot this settle ends), in a game where a shot
+    `shooter`: the player whose shot this settle ends (None: none since the last settle). Where balls stack, only
+    theirs can make a new pair of one colour in a place. `unexplained` (None: not followed), in a game where a shot
     brings a new ball onto the table: when no new ball of the shooter's was read anywhere, and exactly one place the
     bare table shows empty now differs from it by `present_delta`, with no ball read in it or detected near it and
     not among the last reading's `unexplained`, the shooter's ball is there, unrecognised, read at
@@ -236,14 +237,17 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
             n = counts[player]
             extra: list[BallSighting] = []
             unbacked = False
+            backed = max(before[(player, at)], arrived[(player, at)]) >= 2
             if many and n == 1 and ratio >= config.two_balls and (
-                    ratio >= config.two_balls * single(player, at)
-                    or max(before[(player, at)], arrived[(player, at)]) >= 2):
-                # two balls of one colour in one space overlap into one blob: the pixels say two, beyond what one of
-                # the player's balls shows on this frame (paint of its colour under a ball adds pixels), or at the
-                # bare ratio where the last settled table or the tracks that came to rest there say two as well
+                    backed or player == shooter and ratio >= config.two_balls * single(player, at)):
+                # two balls of one colour in one space overlap into one blob: at the bare ratio where the last settled
+                # table or the tracks that came to rest there say two as well; else where the pixels say two, beyond
+                # what one of the player's balls shows on this frame (paint of its colour under a ball adds pixels),
+                # and the player is the shot's striker: only their ball, landing on one of theirs, makes a new pair
+                # (piratenbillard_v26: a resting ball in a painted row read as two after a lift, as the light
+                # drifted: one ball's ratio there went 0.91 -> 1.53 over 8 s, the others' 0.99-1.47)
                 extra.append(BallSighting(player, at, round(_confidence(ratio, config.two_balls, config), 3)))
-                unbacked = max(before[(player, at)], arrived[(player, at)]) < 2
+                unbacked = not backed
             elif n == 0 and (player, at) in held and (ratio >= config.kept and (player, at) not in near
                                                       or ratio >= config.kept_beside and (player, at) not in near_new):
                 # a sliver of a ball that lay here, no detected ball of its colour near that it could belong to; or

@@ -160,7 +160,7 @@ class VisionPipeline:
         self._struck_t = 0.0
         self._settled_with: set[int] = set()  # the tracks the table last settled with
         self._read_steady: np.ndarray | None = None  # the settled image read now -> the steadied one (`_read_settled`)
-        self._shooter: str | None = None  # a shot that brought a new ball is open: whose (the table reader's hint)
+        self._shooter: str | None = None  # a shot is open: whose (the table reader's hint)
         self._unexplained: frozenset[Location] = frozenset()  # places changed, nothing read there, at the last settle
         self._halved: tuple[tuple[int, int, int, int], int] | None = None  # the box the loop halves, and how far
 
@@ -283,7 +283,7 @@ class VisionPipeline:
         segmented = self.shots.update(frame.t, update, settle, hand)
         events = segmented.events
         started = next((e for e in events if isinstance(e, ShotStarted)), None)
-        if started is not None and self.game.shot_brings_ball:
+        if started is not None:
             self._shooter = started.player or to_play
         if started is not None:  # a shot changes the table, however slowly its balls were seen to move
             self.settle.expect(frame.t)

@@ -17,7 +17,7 @@ from simulation.render import Renderer
 from simulation.starcluster import simulate_starcluster
 from simulation.trajectory import BallPose, SimFrame
 from simulation.variants import make_variant_renderer, settles_with_priors, simulate_variant, variant
-from vision.cells import read_places, read_settled, read_snapshot
+from vision.cells import read_places, read_settled, read_snapshot, read_table
 from vision.config import CellReadConfig
 from vision.detect import make_detector
 from vision.games import game_vision
@@ -58,17 +58,28 @@ def test_settled_frames_are_read_ball_for_ball(game):
     assert total >= 20 and correct / total >= 0.98, (correct, total)
 
 
-def test_two_balls_of_one_colour_in_one_space_count_two():
+def test_two_balls_of_one_colour_in_one_space_count_two_where_a_shot_of_theirs_or_the_last_settle_says_so():
+    """Red's pair in one space, one blob: two at the settle closing red's shot (PB-5.4: only the striker's ball,
+    landing on one of theirs, makes a new pair), and at any later settle that has two there in its prior; one when
+    the pixels alone say two and no shot of red's closes (a lift, blue's shot): a resting ball whose pixels grow
+    as the light drifts is not a second ball (piratenbillard_v26)."""
+    from rules.events import BallSighting, Snapshot
     profile, match, renderer, mapper, detector = _setup("piratenbillard")
     x, y = profile.space_center(5, 3)
     r = profile.ball_diameter_mm / 2
+    here = Location.cell_at(5, 3)
     frame = SimFrame(0, 0.0, (BallPose(0, "red", x, y, r), BallPose(1, "red", x + 8, y, r),
                               BallPose(2, "blue", *profile.space_center(2, 6), r)))
     image, _ = renderer.render(frame)
-    snapshot = read_snapshot(image, mapper, detector)
+    snapshot = read_table(image, mapper, detector, shooter="red").snapshot
     assert snapshot.count("red") == 2 and snapshot.count("blue") == 1
-    assert {b.at for b in snapshot.balls if b.owner == "red"} == {Location.cell_at(5, 3)}
+    assert {b.at for b in snapshot.balls if b.owner == "red"} == {here}
     assert all(b.confidence >= 0.5 for b in snapshot.balls)
+    assert read_snapshot(image, mapper, detector, previous=snapshot) == snapshot
+    one = Snapshot((BallSighting("red", here), BallSighting("blue", Location.cell_at(2, 6))))
+    for shooter in (None, "blue"):
+        reading = read_table(image, mapper, detector, previous=one, shooter=shooter).snapshot
+        assert sorted((b.owner, b.at) for b in reading.balls) == sorted((b.owner, b.at) for b in one.balls)
 
 
 def test_a_ball_hidden_by_one_that_landed_on_it_stays_counted_but_a_gone_one_does_not_come_back():
@@ -168,7 +179,7 @@ def test_a_stacked_pair_and_a_ball_landing_on_it_are_counted_ball_for_ball():
               BallPose(5, "red", *profile.space_center(4, 7), r))
     pair = (BallPose(0, "red", x, y, r), BallPose(1, "red", x + 8, y, r))
     image, _ = renderer.render(SimFrame(0, 0.0, pair + others))
-    stacked = read_snapshot(image, mapper, detector)
+    stacked = read_table(image, mapper, detector, shooter="red").snapshot  # red's shot made the pair
     assert sorted((b.owner, b.at) for b in stacked.balls if b.at == here) == [("red", here), ("red", here)]
     assert stacked.count("red") == 4 and stacked.count("blue") == 1
     image, _ = renderer.render(SimFrame(0, 0.0, pair + (BallPose(2, "blue", x - 8, y, r),) + others))

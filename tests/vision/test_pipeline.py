@@ -158,6 +158,31 @@ def test_a_full_four_player_board_settles_within_the_debounce_of_its_balls_stopp
     assert score_finals(run.result, truth.result).exact
 
 
+def test_each_settle_is_read_hearing_whose_shot_it_closes(tmp_path, monkeypatch):
+    """The table reader hears whose shot a settle closes, in either game (where balls stack, only that player's
+    ball can make a new pair of one colour in a place, `vision.cells.read_table`), and no one for a settle that
+    closes none (the first frame's, a lift's)."""
+    import vision.pipeline as pipeline
+
+    heard = []
+    reader = pipeline.settled_reading
+
+    def listening(settle, image, mapper, detector, previous, config, bare, steady, shooter, unexplained):
+        heard.append(shooter)
+        return reader(settle, image, mapper, detector, previous, config, bare, steady, shooter, unexplained)
+
+    monkeypatch.setattr(pipeline, "settled_reading", listening)
+    refereed_sample(SAMPLES / "piratenbillard" / "stacked_pair", tmp_path)
+    closing, expected = None, []
+    for event in read_log(tmp_path / "events.jsonl"):
+        if event.TYPE == "shot_started":
+            closing = event.player
+        elif event.TYPE == "table_settled":
+            expected.append(closing)
+            closing = None
+    assert heard == expected and None in heard and len(set(heard)) >= 2, (heard, expected)
+
+
 @pytest.fixture(scope="module")
 def full_game(tmp_path_factory):
     """piratenbillard/full_game refereed once for the tests that look at it."""
