@@ -40,6 +40,7 @@ SEAT_COLOURS = {0: "red", 1: "green", 2: "blue", 3: "yellow"}
 SEATS_FOR = {2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}
 HAND_SIDE = {0: "near", 1: "left", 2: "far", 3: "right"}
 STACK_OFFSETS = ((0.0, 0.0), (8.0, 0.0), (-8.0, 0.0), (0.0, 8.0))
+STACK_CLEAR_MM = 4.0  # a ball already in the space lies at this offset (each is placed within 2.9 mm of it)
 
 Cell = tuple[int, int]
 Shot = tuple[str, Cell, Cell]  # player, from, aimed at (may lie outside the grid)
@@ -120,10 +121,14 @@ class _Driver:
     # ---------------------------------------------------------------- physics
 
     def rest_point(self, cell: Cell, ignore: _Ball) -> tuple[float, float]:
-        """Where a ball settles in a space: the hollow's centre, or beside the balls already there."""
-        taken = sum(1 for b in self.balls if b.on_table and b.cell == cell and b is not ignore)
+        """Where a ball settles in a space: the hollow's centre, or beside the balls already there, at the first
+        of `STACK_OFFSETS` none of them lies at. Counting them instead put a ball landing beside the one a lift or
+        a strike had left at the second offset into that very ball, 0.5-1.9 mm from its centre: hidden whole in
+        the image, with a truth that had it in view (piratenbillard_v31 and _v32)."""
         cx, cy = self.profile.space_center(*cell)
-        dx, dy = STACK_OFFSETS[min(taken, len(STACK_OFFSETS) - 1)]
+        there = [(b.x - cx, b.y - cy) for b in self.balls if b.on_table and b.cell == cell and b is not ignore]
+        dx, dy = next((o for o in STACK_OFFSETS if all(math.dist(o, at) > STACK_CLEAR_MM for at in there)),
+                      STACK_OFFSETS[-1])
         return cx + dx + self.rng.uniform(-2, 2), cy + dy + self.rng.uniform(-2, 2)
 
     def hop(self, ball: _Ball, aim: tuple[float, float], player: str) -> None:
