@@ -293,6 +293,7 @@ class VisionPipeline:
             # flight over a place where another ball lies (`Settle.landed`: it had found its ball again): it landed
             # there (piratenbillard_v24's secured ball, lost behind the ball of the space it landed in, was read off
             # the board)
+            settle = replace(settle, landed=settle.landed + self._found_landed(settle))
             landed = {tr.id for tr in settle.landed}
             settle = replace(settle, hidden=tuple(tr for tr in settle.hidden
                                                   if tr.id not in self.shots.play.struck or tr.id in landed))
@@ -512,6 +513,20 @@ class VisionPipeline:
                    and tr.born_t is not None and tr.born_t > lost.last_seen_t and tr.born_at is not None
                    and math.dist(tr.born_at, (lost.x, lost.y)) <= reach
                    for tr in tracks)
+
+    def _found_landed(self, settle: Settle) -> tuple[Track, ...]:
+        """Where balls share places: the lost tracks of the open shot's striker that the table did not last settle
+        with, lost in a place where another ball lies: the struck ball, found where it landed beside that ball and
+        hidden behind it before it was followed long enough to be at rest (piratenbillard_v14: p1's ball, unseen in
+        flight, was followed 0.3 s as a crescent beside p3's ball, and read nowhere: off the board, where the truth
+        has a capture). Not seen in flight, it is no `Settle.landed` of the settle watch's; not at rest, the table
+        reader would take it for a fleck of colour on a hand (`vision.cells.settled_reading`)."""
+        if not self.profile.stacking or self._shooter is None:
+            return ()
+        known = {tr.id for tr in settle.landed} | self._settled_with
+        return tuple(tr for tr in settle.hidden if tr.id not in known and tr.colour == self._shooter
+                     and tr.location is not None
+                     and any(other.id != tr.id and other.location == tr.location for other in settle.tracks))
 
     def _settled_image(self, settle: Settle, frame: Frame) -> np.ndarray:
         """The frame a settle is read on: this one, or, when a ball vanished within the rest window (a
