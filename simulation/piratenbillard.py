@@ -123,8 +123,9 @@ class _Driver:
     def rest_point(self, cell: Cell, ignore: _Ball) -> tuple[float, float]:
         """Where a ball settles in a space: the hollow's centre, or beside the balls already there, at the first
         of `STACK_OFFSETS` none of them lies at. Counting them instead put a ball landing beside the one a lift or
-        a strike had left at the second offset into that very ball, 0.5-1.9 mm from its centre: hidden whole in
-        the image, with a truth that had it in view (piratenbillard_v31 and _v32)."""
+        a strike had left at the second offset into that very ball, 0.5-3.3 mm from its centre: hidden in the
+        image, with a truth that had it in view (16 of the 32 Piratenbillard variants, piratenbillard_v31 and _v32
+        among them)."""
         cx, cy = self.profile.space_center(*cell)
         there = [(b.x - cx, b.y - cy) for b in self.balls if b.on_table and b.cell == cell and b is not ignore]
         dx, dy = next((o for o in STACK_OFFSETS if all(math.dist(o, at) > STACK_CLEAR_MM for at in there)),

@@ -283,9 +283,8 @@ class VisionPipeline:
         segmented = self.shots.update(frame.t, update, settle, hand)
         events = segmented.events
         started = next((e for e in events if isinstance(e, ShotStarted)), None)
-        if started is not None:
-            self._shooter = started.player or to_play
         if started is not None:  # a shot changes the table, however slowly its balls were seen to move
+            self._shooter = started.player or to_play
             self.settle.expect(frame.t)
         if settle is not None:
             # a lost track whose ball was seen rolling away (struck out of sight) is not a ball hidden where it was
