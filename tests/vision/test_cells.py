@@ -60,7 +60,7 @@ def test_settled_frames_are_read_ball_for_ball(game):
 
 
 def test_two_balls_of_one_colour_in_one_space_count_two_where_a_shot_of_theirs_or_the_last_settle_says_so():
-    """Red's pair in one space, one blob: two at the settle closing red's shot (PB-5.4: only the striker's ball,
+    """Red's pair in one space, one blob: two at the settle closing red's shot (PB-5.1: only the striker's ball,
     landing on one of theirs, makes a new pair), and at any later settle that has two there in its prior; one when
     the pixels alone say two and no shot of red's closes (a lift, blue's shot): a resting ball whose pixels grow
     as the light drifts is not a second ball (piratenbillard_v26)."""
