@@ -524,8 +524,7 @@ class VisionPipeline:
             return ()
         known = {tr.id for tr in settle.landed} | self._settled_with
         return tuple(tr for tr in settle.hidden if tr.id not in known and tr.colour == self._shooter
-                     and tr.location is not None
-                     and any(other.id != tr.id and other.location == tr.location for other in settle.tracks))
+                     and SettleWatch.beside(tr, settle.tracks))
 
     def _settled_image(self, settle: Settle, frame: Frame) -> np.ndarray:
         """The frame a settle is read on: this one, or, when a ball vanished within the rest window (a

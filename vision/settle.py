@@ -395,8 +395,8 @@ class SettleWatch:
         # an empty place flew on, behind the ball hiding it, asked again now (the tracks have settled)
         hidden_by = tuple((lost[i], self._hider_of(last, lost[i], tracks) or hider)
                           for i, (last, hider) in self._hidden_by.items()
-                          if i in lost and not self._beside(lost[i], tracks))
-        landed = tuple(lost[i] for i in self._hidden_by if i in lost and self._beside(lost[i], tracks))
+                          if i in lost and not self.beside(lost[i], tracks))
+        landed = tuple(lost[i] for i in self._hidden_by if i in lost and self.beside(lost[i], tracks))
         self._hidden_by.clear()
         return Settle(t, tuple(visible), confidence, tuple(lost.values()), unseen, hidden_by, landed, stirring)
 
@@ -537,7 +537,7 @@ class SettleWatch:
                        and math.dist(tr.born_at, (last.x, last.y)) <= 2 * self.ball_mm)) for tr in tracks)
 
     @staticmethod
-    def _beside(lost: Track, tracks: tuple[Track, ...]) -> bool:
+    def beside(lost: Track, tracks: tuple[Track, ...]) -> bool:
         """Does another ball lie in the place the lost track was last seen over?"""
         return lost.location is not None and any(tr.id != lost.id and tr.location == lost.location for tr in tracks)
 
