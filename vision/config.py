@@ -111,6 +111,7 @@ class TrackingConfig:
     accel_noise_mm_s2: float = 3000.0  # Kalman process noise: how hard a ball may be pushed
     measurement_noise_mm: float = 5.0  # Kalman measurement noise: how far a detection may be off its ball
     rest_claim_balls: float = 0.5  # a track at rest keeps a detection within this many ball diameters first
+    covered_balls: float = 0.75  # a ball measured this many diameters from one not at rest is partly hidden by it
 
     def __post_init__(self) -> None:
         _check_numbers(self, "tracking")
