@@ -104,9 +104,10 @@ class PiratenbillardProfile:
         flipped = self.rows_from == "south" if line == "row" else self.cols_from == "east"
         return (self.rows if line == "row" else self.cols) - 1 - index if flipped else index
 
-    @property
+    @cached_property
     def grid(self) -> Rect:
-        """The playing field: the outer edge of the outermost spaces, placed by the frame's measured sides."""
+        """The playing field: the outer edge of the outermost spaces, placed by the frame's measured sides (made once:
+        every detection of every frame is located on it)."""
         extent_x = (self.cols - 1) * self.pitch_mm + self.space_size_mm
         extent_y = (self.rows - 1) * self.pitch_mm + self.space_size_mm
         frame = dict(self.frame_mm)

@@ -218,10 +218,11 @@ class Tracker:
         # at rest: slow for the whole debounce time since it was last fast (the window's medians can straddle
         # a bounce), still over the window (or, already at rest, still where it came to rest), and not drifting;
         # never on a lone fast measurement, which the next one is yet to bear out or take back
-        track.slow = self._window_at_rest(track, t)
         quiet = t - track.fast_t >= self.settle.rest_debounce_s - TIME_EPS_S
-        if quiet and not track.slow and track.rest_at is not None:
-            track.slow = self._near_rest(track)
+        # near where it came to rest, or slow by the window's halves: the first is the cheaper test, and holds for
+        # most balls on most frames
+        track.slow = quiet and track.rest_at is not None and self._near_rest(track) \
+            or self._window_at_rest(track, t)
         spike = track.spike_t is not None
         track.at_rest = quiet and track.slow and not spike and not self._creeping(track)
         if not track.at_rest and not spike:
