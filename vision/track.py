@@ -242,8 +242,8 @@ class Tracker:
         holds the track off rest (`spike_t`) until a measurement tells which it was: lost meanwhile, it is a ball
         lost while moving, as the settle watch has it. A measurement `covered` by a ball not at rest is over the motion
         speed never: what shows of a ball that another lands on or rolls over slides as that one settles
-        (piratenbillard/full_game's red ball, blue landing on it in a capture: its centre slid 23 mm over six frames
-        at 177-253 mm/s, and the table settled 563 ms after its balls stopped)."""
+        (piratenbillard/full_game's red ball in its home row, blue's secured ball landing on it: its centre slid 23 mm
+        over six frames at 177-253 mm/s, and the table settled 563 ms after its balls stopped)."""
         motion = self.settle.motion_speed_mm_s
         over = track.speed > motion and not covered
         if over and track.over:

@@ -214,12 +214,11 @@ def test_a_captured_ball_measured_off_for_one_frame_does_not_hold_the_table_past
     assert error.n == 17 and error.max <= 100, error
 
 
-def test_a_capture_settles_within_the_debounce_of_its_balls_stopping_though_the_lander_hid_the_captured_ball(
-        full_game):
-    """piratenbillard/full_game: blue's capture at 17.4 s landed on red's resting ball; red's measured centre slid
-    23 mm as blue settled over it, was taken for motion, and the table settled 563 ms after its balls stopped, in
-    video time (so live too, whatever the machine). A ball covered by one not at rest is not taken as moving fast
-    (`vision.track`): every settle within issue 13's bound, the debounce + 150 ms."""
+def test_a_strike_settles_within_the_debounce_of_its_balls_stopping_though_its_ball_landed_on_another(full_game):
+    """piratenbillard/full_game: blue's strike at 17.4 s, secured in red's home row, landed on red's resting ball; red's
+    measured centre slid 23 mm as blue settled over it, was taken for motion, and the table settled 563 ms after its
+    balls stopped, in video time (so live too, whatever the machine). A ball covered by one not at rest is not taken as
+    moving fast (`vision.track`): every settle within issue 13's bound, the debounce + 150 ms."""
     truth, run = full_game
     after_rest = score_timing(run.events, truth).after_rest_ms
     assert after_rest.n == 16 and after_rest.max <= SettleConfig().rest_debounce_ms + 150, after_rest

@@ -304,7 +304,7 @@ def test_a_row_of_resting_balls_is_not_moved_along_to_keep_a_lost_track_matched(
 
 def _covered(lander_moving: bool, red_shift=(307.0, 314.0, 320.0), lands_at=315.0):
     """A red ball at rest; a blue one rolls in (300 mm/s) and comes to lie `lands_at`, half over it (as a
-    Piratenbillard capture lands on the captured ball). Over the three frames it comes over the red one, the red
+    Piratenbillard ball lands on one lying in its space). Over the three frames it comes over the red one, the red
     one's measured centre slides through `red_shift` (from 300 mm): what shows of it, not where it is.
     `lander_moving` False: the blue ball lay there all along, at rest. The red track's `fast_t` after."""
     tracker = Tracker(TrackingConfig(), SettleConfig(), BALL_MM)
@@ -319,12 +319,12 @@ def _covered(lander_moving: bool, red_shift=(307.0, 314.0, 320.0), lands_at=315.
 
 
 def test_a_ball_covered_by_one_landing_on_it_is_not_taken_as_moving_fast():
-    """piratenbillard/full_game: blue's capture landed on red's resting ball, and red's measured centre slid 23 mm
-    as blue settled over it (177-253 mm/s for six frames). Marked fast, red was off rest for a debounce time after,
-    and the table's settle came 563 ms after its balls stopped, in video time (issue 13's bound: the debounce + 150
-    ms). A detection within `covered_balls` of a ball not at rest is partly hidden by it: its motion does not mark
-    the track fast, nor bear out a lone fast measurement made just before the other ball came over it. The same
-    slide beside a ball at rest does."""
+    """piratenbillard/full_game: blue's secured ball landed on red's resting ball in red's home row, and red's measured
+    centre slid 23 mm as blue settled over it (177-253 mm/s for six frames). Marked fast, red was off rest for a
+    debounce time after, and the table's settle came 563 ms after its balls stopped, in video time (issue 13's bound:
+    the debounce + 150 ms). A detection within `covered_balls` of a ball not at rest is partly hidden by it: its motion
+    does not mark the track fast, nor bear out a lone fast measurement made just before the other ball came over it. The
+    same slide beside a ball at rest does."""
     assert _covered(lander_moving=True) is None
     assert _covered(lander_moving=False) is not None
     lone_first = {"red_shift": (316.0, 326.0, 332.0), "lands_at": 330.0}  # 16 mm while blue is 24 mm off
