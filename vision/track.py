@@ -196,7 +196,7 @@ class Tracker:
                           for other in unsettled)
             self._seen(track, ball, t, covered)
 
-    def _seen(self, track: _Filter, ball: BoardBall, t: float, covered: bool = False) -> None:
+    def _seen(self, track: _Filter, ball: BoardBall, t: float, covered: bool) -> None:
         """A track's bookkeeping for a detection matched to it (its filter already corrected). `covered`: the
         detection lies within `covered_balls` of a ball not at rest (`_fast`)."""
         track.last_seen_t = t
@@ -230,7 +230,7 @@ class Tracker:
         elif track.at_rest and track.rest_at is None:
             track.rest_at = _median_xy(track.window)
 
-    def _fast(self, track: _Filter, t: float, covered: bool = False) -> None:
+    def _fast(self, track: _Filter, t: float, covered: bool) -> None:
         """Mark the track fast (`fast_t`: the debounce starts again) where its filtered speed is over the motion
         speed, unless that is one measurement alone that the next takes back. A ball half hidden, or lying on paint
         of its own colour, can be found in one of two shapes whose centres lie a ball's radius apart, and one frame
