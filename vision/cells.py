@@ -55,29 +55,35 @@ class PlaceReading:
 
 
 def read_places(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector) -> list[PlaceReading]:
-    """Per slot / space, each player's pixel count as a multiple of one ball's."""
+    """Per slot / space, each player's pixel count as a multiple of one ball's. Only the pixels within the places'
+    outlines are labelled (a Star Cluster table's slots are a small part of it)."""
     model = detector.model
-    bx0, by0 = detector.box[:2]
-    labels = detector.table_labels(image)
-    readings = []
+    bx0, by0, bx1, by1 = detector.box
+    width, height = bx1 - bx0, by1 - by0
+    outlines = []
     for at, rect in mapper.profile.places:
-        corners = np.array(rect.corners, float)
-        poly = mapper.ball_centre_px(corners) - [bx0, by0]
+        poly = mapper.ball_centre_px(np.array(rect.corners, float)) - [bx0, by0]
         x0, y0 = np.floor(poly.min(axis=0)).astype(int)
         x1, y1 = np.ceil(poly.max(axis=0)).astype(int) + 1
-        x0, y0 = max(x0, 0), max(y0, 0)
-        x1, y1 = min(x1, labels.shape[1]), min(y1, labels.shape[0])
-        if x1 <= x0 or y1 <= y0:
-            continue
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)
+        if x1 > x0 and y1 > y0:
+            outlines.append((at, rect, poly, (int(x0), int(y0), int(x1), int(y1))))
+    if not outlines:
+        return []
+    px0, py0 = min(o[3][0] for o in outlines), min(o[3][1] for o in outlines)
+    px1, py1 = max(o[3][2] for o in outlines), max(o[3][3] for o in outlines)
+    labels = detector.table_labels(image, (px0, py0, px1, py1))
+    readings = []
+    for at, rect, poly, (x0, y0, x1, y1) in outlines:
         mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
         cv2.fillConvexPoly(mask, np.round((poly - [x0, y0]) * 16).astype(np.int32), 255, cv2.LINE_8, 4)
-        patch = labels[y0:y1, x0:x1][mask > 0]
+        counts = np.bincount(labels[y0 - py0:y1 - py0, x0 - px0:x1 - px0][mask > 0], minlength=len(model.players) + 1)
         centre = np.array([[(rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2]])
         r = float(mapper.ball_radius_px(centre)[0])
         ratios = {}
         for i, player in enumerate(model.players):
             expected = model.fill[i] * np.pi * r * r
-            ratios[player] = float(np.count_nonzero(patch == i + 1) / expected)
+            ratios[player] = float(int(counts[i + 1]) / expected)
         readings.append(PlaceReading(at, ratios))
     return readings
 

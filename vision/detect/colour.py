@@ -461,14 +461,16 @@ class ColourDetector:
             cv2.circle(clear, (int(round(centre[0] * 4)), int(round(centre[1] * 4))),
                        max(1, int(round(self.config.paint_clear_radii * r * self.scale * 4))), 255, -1, cv2.LINE_8, 2)
 
-    def table_labels(self, image: np.ndarray) -> np.ndarray:
-        """Labels of the detection box at full resolution, the learnt paint read as the table's (as `detect`
-        reads it): a place's pixel count is then its balls', not the starting row's paint round them (with it, one
-        ball in a painted space read as 1.1-1.8 balls and the space's count flickered between one and two)."""
+    def table_labels(self, image: np.ndarray, part: tuple[int, int, int, int] | None = None) -> np.ndarray:
+        """Labels of the detection box at full resolution (or of its `part`: x0, y0, x1, y1 in the box's pixels),
+        the learnt paint read as the table's (as `detect` reads it): a place's pixel count is then its balls', not
+        the starting row's paint round them (with it, one ball in a painted space read as 1.1-1.8 balls and the
+        space's count flickered between one and two). By the label table: `ColourModel.classify`'s labels."""
         bx0, by0, bx1, by1 = self.box
-        labels = self.model.classify(image[by0:by1, bx0:bx1])
+        x0, y0, x1, y1 = part if part is not None else (0, 0, bx1 - bx0, by1 - by0)
+        labels = self._classify(np.ascontiguousarray(image[by0 + y0:by0 + y1, bx0 + x0:bx0 + x1]))
         if self._painted:
-            paint = cv2.resize(self.paint, (bx1 - bx0, by1 - by0), interpolation=cv2.INTER_NEAREST)
+            paint = cv2.resize(self.paint, (bx1 - bx0, by1 - by0), interpolation=cv2.INTER_NEAREST)[y0:y1, x0:x1]
             labels[labels == paint] = BACKGROUND
         return labels
 
@@ -1186,16 +1188,19 @@ def _split(sub: np.ndarray, radii: np.ndarray, r: float, fill: float, share: flo
     yy, xx = np.mgrid[-pad:pad + 1, -pad:pad + 1]
     discs = {k: ((xx * xx + yy * yy) <= rk * rk).astype(np.float32) for k, rk in sizes.items()}
     area = float(((xx * xx + yy * yy) <= r * r).sum())  # a disc of the blob's own radius
+    # each disc's kernel cut to its own square (the zeros round it add nothing, for less work)
+    kernels = {k: (disc[pad - int(rk):pad + int(rk) + 1, pad - int(rk):pad + int(rk) + 1], int(rk))
+               for (k, disc), rk in zip(discs.items(), sizes.values())}
     ys, xs = np.mgrid[0:left.shape[0], 0:left.shape[1]]
     blocked = np.zeros(left.shape, bool)  # within a radius of a ball found: touching balls' centres lie further apart
     chosen: list[tuple[float, float]] = []
     balls: list[tuple[float, float, float, float]] = []  # x, y, radius, share of a whole ball
     while True:
         cover = np.zeros(left.shape, np.float32)  # pixels a disc placed there covers, scaled to a disc of radius r
-        for k, disc in discs.items():
+        for k, (kernel, reach) in kernels.items():
             here = steps == k if len(discs) > 1 else slice(None)
-            cover[here] = cv2.filter2D(left, -1, disc, anchor=(pad, pad), borderType=cv2.BORDER_CONSTANT)[here] \
-                * np.float32(area / float(disc.sum()))
+            cover[here] = cv2.filter2D(left, -1, kernel, anchor=(reach, reach), borderType=cv2.BORDER_CONSTANT)[here] \
+                * np.float32(area / float(discs[k].sum()))
         cover[blocked] = 0
         y, x = np.unravel_index(int(np.argmax(cover)), cover.shape)
         if cover[y, x] < share * fill * area:
@@ -1206,8 +1211,9 @@ def _split(sub: np.ndarray, radii: np.ndarray, r: float, fill: float, share: flo
         px, py = float(x), float(y)
         for _ in range(2):  # to the mean of its pixels within the disc
             near = ((xs - px) ** 2 + (ys - py) ** 2 <= rk * rk) & (left > 0)
-            if near.any():
-                px, py = float(xs[near].mean()), float(ys[near].mean())
+            if near.any():  # whole numbers: their sums, and so the means, are exact
+                n = int(np.count_nonzero(near))
+                px, py = int(xs[near].sum()) / n, int(ys[near].sum()) / n
         d2 = (xs - px) ** 2 + (ys - py) ** 2
         inside = d2 <= rk * rk
         covered = float(left[inside].sum())
@@ -1233,16 +1239,19 @@ def _shared_out(pixels: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> n
     of balls that overlap in the image (a full row seen end on: its far balls overlap the next by a third), one
     way on one frame and the other way on the next (piratenbillard_v6: resting balls jumped 10-15 mm from frame
     to frame, the table did not settle for a second, and a jump past half a space was called a shot); shared
-    out, they settle where the balls are."""
+    out, they settle where the balls are. (The pixels are whole numbers, so their sums, and means, are exact.)"""
     if len(centres) < 2:
         return centres
     for _ in range(SHARE_ROUNDS):
-        d2 = ((pixels[:, None, :] - centres[None]) ** 2).sum(axis=2)
+        dx = pixels[:, 0, None] - centres[None, :, 0]
+        dy = pixels[:, 1, None] - centres[None, :, 1]
+        d2 = dx * dx + dy * dy
         nearest = d2.argmin(axis=1)
-        for j in range(len(centres)):
-            mine = (nearest == j) & (d2[:, j] <= radii[j] ** 2)
-            if mine.any():
-                centres[j] = pixels[mine].mean(axis=0)
+        own = d2[np.arange(len(pixels)), nearest] <= radii[nearest] ** 2
+        counts = np.bincount(nearest[own], minlength=len(centres))
+        sums = [np.bincount(nearest[own], pixels[own, axis], minlength=len(centres)) for axis in (0, 1)]
+        taken = counts > 0
+        centres[taken] = np.column_stack(sums)[taken] / counts[taken, None]
     return centres
 
 
