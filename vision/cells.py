@@ -208,8 +208,19 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
     near_new: set[tuple[str, Location]] = set()  # ... one that is not where one of theirs lay at the last settle
     reach = max(mapper.tolerance_mm, config.tie_mm) + profile.ball_diameter_mm / 2  # its pixels reach in
 
+    bounds = np.array([(r.x_min - reach, r.y_min - reach, r.x_max + reach, r.y_max + reach)
+                       for _, r in profile.places], float).reshape(-1, 4)
+
+    def reached(of: list[BoardBall]) -> list[Location]:
+        """The places a ball of `of` lies within `reach` of (`Rect.contains`, for every place and ball at once)."""
+        if not of:
+            return []
+        xs, ys = np.array([b.x for b in of], float), np.array([b.y for b in of], float)
+        hit = ((bounds[:, :1] <= xs) & (xs <= bounds[:, 2:3]) & (bounds[:, 1:2] <= ys) & (ys <= bounds[:, 3:]))
+        return [at for (at, _), h in zip(profile.places, np.any(hit, axis=1)) if h]
+
     def within_reach(player: str, of: list[BoardBall]) -> set[tuple[str, Location]]:
-        return {(player, at) for at, rect in profile.places for b in of if rect.contains((b.x, b.y), reach)}
+        return {(player, at) for at in reached(of)}
 
     for player in detector.model.players:
         mine = [b for b in seen if b.detection.colour == player]
@@ -234,11 +245,12 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
 
     arrived = Counter(tracked)
     inferred: list[tuple[bool, float, int]] = []  # what the pixels and the priors add to the detected balls
-    anything = {at for at, rect in profile.places for b in seen if rect.contains((b.x, b.y), reach)}
+    anything = set(reached(seen))
     rects = dict(profile.places)
     for reading in readings:
         at = reading.at
         counts = {player: placed[(player, at)] for player in reading.ratios}
+        grown = [other for other, c in counts.items() if c > before[(other, at)]]  # players with more balls here
         for player, ratio in reading.ratios.items():
             n = counts[player]
             extra: list[BallSighting] = []
@@ -274,7 +286,7 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
             # balls that lay here at the last settle and have not left (the pipeline takes a struck or lifted
             # ball out of `previous`) are still here when another player's ball has landed in the place since:
             # it hides them (a capture seen from the side: 0-5 % of a ball shows)
-            landed = any(other != player and c > before[(other, at)] for other, c in counts.items())
+            landed = any(other != player for other in grown)
             if many and landed and n < before[(player, at)]:
                 extra += [BallSighting(player, at, config.kept_confidence)] * (before[(player, at)] - n)
             # ranked for `_within_count`: one only a pixel count says is there first, then by confidence
