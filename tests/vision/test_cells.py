@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -21,6 +22,7 @@ from simulation.variants import make_variant_renderer, settles_with_priors, simu
 from vision.cells import read_places, read_settled, read_snapshot, read_table
 from vision.config import CellReadConfig
 from vision.detect import make_detector
+from vision.detect.colour_model import BACKGROUND
 from vision.games import game_vision
 from vision.mapping import BoardMapper
 from vision.settle import Settle
@@ -204,6 +206,31 @@ def variant_one():
     detector = make_detector("color", first, mapper, list(v.players),
                              game_vision(v.game).colour_samples(v.profile, v.layout.seats), colours=v.colours)
     return v, match, renderer, mapper, detector
+
+
+def test_the_places_are_labelled_as_the_colour_model_labels_them_paint_and_all():
+    """The place counts label the detection box by the label table, only the part of it the places lie in: the
+    colour model's own labels there (its CIELAB conversion, pixel by pixel), the learnt paint read as the table's.
+    piratenbillard_v10's starting rows are painted in their players' colours."""
+    v = variant("piratenbillard", 10)
+    match = simulate_variant(v)
+    renderer = make_variant_renderer(v, Realism.moderate(), match.fps)
+    first, _ = renderer.render(match.frames[0])
+    mapper = BoardMapper(calibrate_markers(first, v.profile), v.profile)
+    detector = make_detector("color", first, mapper, list(v.players),
+                             game_vision(v.game).colour_samples(v.profile, v.layout.seats), colours=v.colours)
+    image, _ = renderer.render(match.frames[len(match.frames) // 2])
+    bx0, by0, bx1, by1 = detector.box
+    width, height = bx1 - bx0, by1 - by0
+    want = detector.model.classify(image[by0:by1, bx0:bx1])
+    paint = cv2.resize(detector.paint, (width, height), interpolation=cv2.INTER_NEAREST)
+    painted = (paint > 0) & (want == paint)
+    assert painted.sum() > 300  # paint of a player's colour round the balls of a starting row, learnt as the table's
+    want[painted] = BACKGROUND
+    assert {1, 2} <= set(np.unique(want).tolist())  # players' balls are in view
+    assert np.array_equal(detector.table_labels(image), want)
+    x0, y0, x1, y1 = 17, 9, width // 2 + 3, height - 5
+    assert np.array_equal(detector.table_labels(image, (x0, y0, x1, y1)), want[y0:y1, x0:x1])
 
 
 def test_a_ball_followed_into_a_place_and_hidden_behind_another_players_ball_there_is_counted(variant_one):
