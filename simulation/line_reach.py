@@ -900,3 +900,8 @@ def _kind_sequence(count: int, kinds: Sequence[str] | None) -> list[str]:
 def reach_clips(count: int, seed: int = 0, kinds: Sequence[str] | None = None) -> list[ReachClip]:
     """`count` clips, kinds cycled (arm_reach 4 : every other kind 1, so about half are fouls), reproducible."""
     return [_make_clip(kind, i, seed) for i, kind in enumerate(_kind_sequence(count, kinds))]
+
+
+def reach_clip(index: int, seed: int = 0, kinds: Sequence[str] | None = None) -> ReachClip:
+    """Clip `index` of `reach_clips(count, seed, kinds)` (any count above it), without making the others."""
+    return _make_clip(_kind_sequence(index + 1, kinds)[index], index, seed)

@@ -14,7 +14,7 @@ from rules.errors import InputError
 from rules.events import PlayLineCrossing, ShotStarted
 from simulation import people
 from simulation.camera import make_camera
-from simulation.line_reach import reach_clips
+from simulation.line_reach import reach_clip, reach_clips
 from simulation.line_reach_eval import figures, referee_clip
 from simulation.realism import Realism
 from simulation.render import Renderer
@@ -65,6 +65,33 @@ def test_nothing_rooted_past_the_line_in_the_hard_negatives(clips):
     assert len(negatives) >= 6
     over = {c.truth.name: furthest(c) for c in negatives}
     assert all(reach <= SETTINGS.margin_mm for reach in over.values()), over
+
+
+def test_a_palm_the_colour_of_the_table_is_followed_across_the_line_as_it_reaches_over():
+    """A bare open palm over the tan table, from overhead (clip 156 of `benchmarks/play_line_pixels.py --seed 1000`):
+    the skin over the tan band before the line matches the table, and what shows of the fingers there is their edges,
+    a pixel wide. Kept within `line_edges_mm` of the line, they join the fingertips past it to the hand behind it, so
+    the reach follows the hand on every frame from when it is well over the line to its furthest (without them the
+    reach was lost on three of those nine frames, and the third frame past the margin, the call, came 233 ms after the
+    crossing)."""
+    clip = reach_clip(156, 1000)
+    assert clip.truth.hand == ("bare", "open") and clip.truth.preset == "overhead"
+    furthest_at = int(np.argmax(clip.beyond_mm))
+
+    def lost_frames(settings: LineStripSettings) -> list[tuple[float, int, float]]:
+        strip = LineStrip(clip.calibration, clip.profile, settings, (1280, 720))
+        strip.update(clip.frames.before())
+        lost = []
+        for i, ((t, image), truth) in enumerate(zip(clip.frames(), clip.beyond_mm)):
+            reach = strip.update(image)
+            if truth >= 30 and i <= furthest_at:
+                seen = -np.inf if reach is None else reach.beyond_mm
+                if abs(seen - truth) > 15:
+                    lost.append((round(t, 3), round(truth), seen))
+        return lost
+
+    assert not lost_frames(SETTINGS)
+    assert len(lost_frames(replace(SETTINGS, line_edges_mm=0.0))) >= 2  # the clip is one the lines are needed for
 
 
 @pytest.fixture(scope="module")
@@ -326,3 +353,5 @@ def test_bad_strip_settings_are_clear_errors():
         LineStripSettings(body_mm_per_px=0.0)
     with pytest.raises(InputError, match="line_strip.body_every_looks"):
         LineStripSettings(body_every_looks=0)
+    with pytest.raises(InputError, match="line_strip.line_edges_mm"):
+        LineStripSettings(line_edges_mm=-1.0)
