@@ -388,7 +388,7 @@ class LineStripSettings:
     hand_height_mm: float = 60.0  # ... at the height of a hand placing or releasing a ball above the table
     overhead_camera_mm: float = 2000.0  # a camera straight overhead, whose height the calibration cannot tell, is
     # taken to be this high above the image centre's point of the table
-    line_edges_mm: float = 20.0  # within this of the line, a changed pixel alone counts (not only 2 x 2 blocks)
+    line_edges_mm: float = 20.0  # within this of the line, thin lines across it join a body to one rooted (0: off)
     root_mm: float = 6.0  # a body reaching back to within this of the line (or out of view there) is rooted ...
     arm_width_mm: float = 160.0  # ... and an arm if at most this wide near the line (wider: a head or a body)
     body_behind_mm: float = 400.0  # the body an arm over the line reaches from is looked for this far behind it ...
