@@ -104,8 +104,8 @@ class LineStrip:
         edge = cv2.dilate((~valid).astype(np.uint8), NEAR).astype(bool) & valid
         self._view_edge = edge & (self._w < 0)[:, None]
         self._root_rows = self._w <= s.root_mm
-        self._edge_band = (np.abs(self._w) <= s.line_edges_mm)[:, None] & valid if s.line_edges_mm > 0 \
-            else np.zeros_like(valid)
+        # where thin lines across the line join bodies (None: nowhere)
+        self._edge_band = (np.abs(self._w) <= s.line_edges_mm)[:, None] & valid if s.line_edges_mm > 0 else None
         self._line_row = int(np.searchsorted(self._w, 0.0))
         self._band = (int(np.searchsorted(self._w, -s.width_band_mm)), int(np.searchsorted(self._w, s.width_band_mm)))
         self._tip_px = max(1, int(np.ceil(s.tip_mm2 / s.strip_mm_per_px ** 2)))
@@ -140,15 +140,15 @@ class LineStrip:
             changed = cv2.morphologyEx(cv2.morphologyEx(raw, cv2.MORPH_OPEN, OPEN), cv2.MORPH_CLOSE, BRIDGE)
             solid = changed.astype(bool)
             shown = self._shown_balls(self._strip, balls)
-            reach, rooted = self._bodies(changed, solid, shown)
+            reach, rooted = self._bodies(changed, shown)
             # near the line, lines a pixel wide running across it join a body not rooted to one that is, though they
             # are no part of a reach themselves: the edges of the fingers of a hand the colour of the table where it
             # crosses (a skin-toned palm over a tan table) may be all that shows of it between the sleeve behind the
             # line and the fingertips past it, over the line's paint. The pictures learn as before: a line is held out
             # of them only as part of a body (a table's edge running across the line, moved by a shove, is learned)
-            if self._edge_band.any() and (solid & ~rooted).any():
+            if self._edge_band is not None and (solid & ~rooted).any():
                 joined = changed | (cv2.morphologyEx(raw, cv2.MORPH_OPEN, ACROSS) & self._edge_band)
-                further, _ = self._bodies(joined, solid, shown, anchored=rooted)
+                further, _ = self._bodies(joined, shown, solid, anchored=rooted)
                 if further is not None and (reach is None or further.beyond_mm > reach.beyond_mm):
                     reach = further
             self._strip.learn(strip, solid, rooted, light)
@@ -160,7 +160,7 @@ class LineStrip:
                 self._behind.learn(behind, changed, np.zeros_like(changed), light)
         return reach
 
-    def _bodies(self, changed: np.ndarray, solid: np.ndarray, balls: np.ndarray,
+    def _bodies(self, changed: np.ndarray, balls: np.ndarray, solid: np.ndarray | None = None,
                 anchored: np.ndarray | None = None) -> tuple[StripReach | None, np.ndarray]:
         """`_furthest` over the bodies of `changed` (uint8): a hand, a face or a shirt partly like the table in colour
         shows in pieces, and pieces this near are one body. `balls`: the pixels showing the detected balls."""
@@ -220,14 +220,16 @@ class LineStrip:
         return shown
 
     def _furthest(self, count: int, labels: np.ndarray, stats: np.ndarray, balls: np.ndarray,
-                  solid: np.ndarray, anchored: np.ndarray | None = None) -> tuple[StripReach | None, np.ndarray]:
+                  solid: np.ndarray | None = None,
+                  anchored: np.ndarray | None = None) -> tuple[StripReach | None, np.ndarray]:
         """The rooted body reaching furthest past the line (its tip: where the `tip_mm2` furthest of it begins, so a
         speck at its end does not count), and the mask of every rooted body. `labels`: each changed pixel's body;
         `balls`: the pixels showing the detected balls (`_shown_balls`), which join a body (a hand holding a ball, or a
         ball the detector found in a glove or on the line beside a hand, does not cut it in two) but are no part of
         where it reaches, where it is rooted or how wide it is. `solid`: the changed pixels that are no thin line kept
-        near the line only to join what they touch; only they reach, or are measured for width. `anchored`: the bodies
-        rooted without those lines; given, a body is rooted when it holds one (a line lengthens nothing to the line)."""
+        near the line only to join what they touch; only they reach, or are measured for width (None: all are).
+        `anchored`: the bodies rooted without those lines; given, a body is rooted when it holds one (a line lengthens
+        nothing to the line)."""
         s = self.settings
         rooted = np.zeros(labels.shape, bool)
         best: StripReach | None = None
@@ -240,10 +242,11 @@ class LineStrip:
             if not len(rows) or (not self._root_rows[rows.min()] and not (shape & self._view_edge).any()
                                  if anchored is None else not (whole & anchored).any()):
                 continue  # it does not reach the line: a ball, an arm from the table's side
-            shape &= solid
-            rows, cols = np.nonzero(shape)
-            if not len(rows):
-                continue  # thin lines alone: the edges of something that moved, not a body
+            if solid is not None:
+                shape &= solid
+                rows, cols = np.nonzero(shape)
+                if not len(rows):
+                    continue  # thin lines alone: the edges of something that moved, not a body
             rooted |= whole
             if self._width_at_line(shape) > s.arm_width_mm:
                 continue  # wider than an arm where it crosses: a body above the table hides the strip
