@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from calibration.preview import draw_overlay
     from calibration.profile import load_profile
     from vision.detect.colour_model import check_separation, find_ball_colours, surface_lab, table_pixels
+    from vision.games import game_vision
     from vision.mapping import BoardMapper
 
     profile = load_profile(args.profile)
@@ -79,11 +80,12 @@ def run(args: argparse.Namespace) -> int:
     config = colour_config(args.config)
     mapper = BoardMapper(cal, profile)
     surface = surface_lab(frame, table_pixels(frame.shape[:2], mapper.table_polygon_px(0.0)))
-    clusters = find_ball_colours(frame, mapper, config)
+    clusters = find_ball_colours(frame, mapper, config, game_vision(profile.game).start_places(profile))
     assignment = parse_assign(args.assign, len(clusters)) if args.assign is not None else None
     for number, cluster in enumerate(clusters, start=1):
+        where = f" (on {' and '.join(cluster.start)})" if cluster.start else ""
         print(f"colour {number}: {cluster.colour.hex}, Lab {_lab_text(cluster.lab)}, {len(cluster.balls)} "
-              f"ball{'s' if len(cluster.balls) != 1 else ''}")
+              f"ball{'s' if len(cluster.balls) != 1 else ''}{where}")
     if assignment is None and clusters and sys.stdin.isatty():
         assignment = ask_assign(clusters)
     learned = {player: clusters[number - 1].colour for number, player in (assignment or {}).items()}

@@ -50,7 +50,7 @@ from simulation.variants import (
     write_variant,
 )
 from vision.detect import make_detector
-from vision.detect.colour_model import NOMINAL_BGR, ball_colour
+from vision.detect.colour_model import NOMINAL_BGR, ball_colour, find_ball_colours
 from vision.games import game_vision
 from vision.mapping import BoardMapper
 
@@ -271,6 +271,23 @@ def test_the_balls_are_drawn_in_their_players_colours(seen):
         assert own < MIN_COLOUR_LAB_DISTANCE and 2 * own < others, (ball, own, others)
         measured += 1
     assert measured
+
+
+@pytest.mark.parametrize("seed", range(1, 7))
+def test_calibrate_finds_each_players_colour_on_their_starting_row(seed):
+    """`referee calibrate` on a game's first frame, the balls in their full starting rows: each player's balls are one
+    colour group, their own row's balls and no others, and the group nearest the colour the player's balls were
+    drawn in. A full row of touching balls is one blob far larger than a ball: read as blobs alone, not one player's
+    colour was found on any of 32 variants' first frames."""
+    v, _, _, first, mapper = _see("piratenbillard", seed)
+    assert isinstance(v.profile, PiratenbillardProfile)
+    clusters = find_ball_colours(first, mapper, start=game_vision(v.game).start_places(v.profile))
+    side = {s.seat: s.side for s in v.profile.seats}
+    for player, seat in v.layout.seats.items():
+        mine = [c for c in clusters if f"the {side[seat]} starting row" in c.start]
+        assert len(mine) == 1 and mine[0].start == (f"the {side[seat]} starting row",), (player, mine)
+        assert len(v.profile.starting_cells(seat)) - 1 <= len(mine[0].balls) <= len(v.profile.starting_cells(seat))
+        assert min(clusters, key=lambda c: delta_e(c.lab, v.colours[player].lab)) is mine[0], player
 
 
 @pytest.mark.parametrize("seed", range(1, 7))

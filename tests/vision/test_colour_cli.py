@@ -18,7 +18,7 @@ from calibration.profile import load_profile
 from record.manifest import read_manifest
 from referee.cli import main
 from referee.session import RunSpec, prepare
-from rules.colours import BallColour, delta_e, srgb_to_lab
+from rules.colours import BallColour, delta_e, parse_colour, srgb_to_lab
 from rules.errors import InputError
 from review.record import load_run
 from rules.events import GameStart
@@ -27,7 +27,8 @@ from vision.detect.colour_model import ball_colour
 from vision.mapping import BoardMapper
 from vision.video_io import VideoWriter
 
-LISTED = re.compile(r"^colour (\d+): #[0-9a-f]{6}, Lab \((\S+) (\S+) (\S+)\), (\d+) balls?$", re.MULTILINE)
+LISTED = re.compile(r"^colour (\d+): #[0-9a-f]{6}, Lab \((\S+) (\S+) (\S+)\), (\d+) balls?(?: \(on [^)]*\))?$",
+                    re.MULTILINE)
 
 
 def rendered_colour(image, truth, owner) -> tuple[float, float, float]:
@@ -99,6 +100,28 @@ def test_star_cluster_balls_are_found_with_the_colours_calibrate_learned(tmp_pat
     detector = make_detector("color", first, BoardMapper(cal, profile), list(owners), None,
                              colours=dict(cal.ball_colours))
     assert_all_found(later_truth, detector.detect(later))
+
+
+def test_calibrate_on_a_piratenbillard_start_lists_each_starting_rows_balls_as_one_colour(tmp_path, capsys):
+    """The first frame of a committed variant video (four players, their balls in full rows): each player's colour
+    is listed once, on their seat's row, and assigned it is nearer the colour their balls were drawn in than any
+    other player's."""
+    folder = Path(__file__).resolve().parents[2] / "sample_videos" / "variants" / "piratenbillard" / "v10"
+    start = next(e for e in json.loads((folder / "truth.json").read_text())["events"] if e["type"] == "game_start")
+    drawn = {p["id"]: parse_colour(p["colour"], p["id"]).lab for p in start["players"]}
+    argv = ["calibrate", str(folder / "video.mp4"), "--profile", str(folder / "profile.json"),
+            "--out", str(tmp_path / "probe.json"), "--preview", str(tmp_path / "probe.png")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    rows = dict(re.findall(r"^colour (\d+): .*\(on (the \w+ starting row)\)$", out, re.MULTILINE))
+    listed = {int(n): (float(L), float(a), float(b)) for n, L, a, b, _ in LISTED.findall(out)}
+    pick = {player: min(listed, key=lambda n: delta_e(listed[n], lab)) for player, lab in drawn.items()}
+    assert len(set(pick.values())) == len(drawn) and all(str(n) in rows for n in pick.values()), (pick, rows)
+    argv[5] = str(tmp_path / "cal.json")
+    assert main(argv + ["--assign", ",".join(f"{n}={player}" for player, n in pick.items())]) == 0
+    learned = dict(load_calibration(tmp_path / "cal.json").ball_colours)
+    for player, colour in learned.items():
+        assert min(drawn, key=lambda p: delta_e(colour.lab, drawn[p])) == player
 
 
 def run_refused(capsys, argv, out) -> str:

@@ -381,14 +381,19 @@ def _lookalike_bins(model: ColourModel, table: np.ndarray) -> np.ndarray:
 
 def _consistent(discs: list[np.ndarray]) -> np.ndarray | None:
     """Pool the discs whose median chroma agrees with the others' (drops empty spaces and hands)."""
+    kept = _consistent_at(discs)
+    return np.vstack([discs[k] for k in kept]) if kept else None
+
+
+def _consistent_at(discs: list[np.ndarray]) -> list[int]:
+    """The indices of the discs (8-bit Lab pixels each, none empty) whose median chroma agrees with the others'."""
     if not discs:
-        return None
+        return []
     medians = np.array([np.median(d[:, 1:].astype(float), axis=0) for d in discs])
     centre = np.median(medians, axis=0)
     spread = np.hypot(*(medians - centre).T)
     limit = max(3 * np.median(spread), 6.0)
-    kept = [d for d, s in zip(discs, spread) if s <= limit]
-    return np.vstack(kept)
+    return [k for k, s in enumerate(spread) if s <= limit]
 
 
 def _with_fill(model: ColourModel, lab: np.ndarray, known_px: Mapping[str, Sequence[tuple[float, float, float]]]) -> ColourModel:
@@ -482,15 +487,22 @@ class ColourCluster:
 
     lab: tuple[float, float, float]  # CIE Lab (L* 0-100): the median of its balls' colours
     balls: tuple[tuple[float, float, float], ...]  # (u, v, r) image pixels of each ball
+    start: tuple[str, ...] = ()  # the start places (`GameVision.start_places`) whose balls are among them
 
     @property
     def colour(self) -> BallColour:
         return BallColour(self.lab)
 
 
-def find_ball_colours(image: np.ndarray, mapper: BoardMapper,
-                      config: ColourModelConfig = ColourModelConfig()) -> list[ColourCluster]:
+def find_ball_colours(image: np.ndarray, mapper: BoardMapper, config: ColourModelConfig = ColourModelConfig(),
+                      start: Mapping[str, Sequence[tuple[float, float]]] | None = None) -> list[ColourCluster]:
     """The colours of the balls on a frame of the table, most balls first, for a person to say whose is which.
+
+    `start` (a name -> the board points its balls stand on when a game starts: a seat's starting row) is read
+    as the referee learns the players' colours on a game's first frame: the balls there, told from empty
+    places by their colour agreeing with the rest of the row's (`_consistent`), are one colour, measured on all
+    their pixels together. A full row of touching balls is one blob much larger than a ball, which the search
+    below passes over (piratenbillard variants: no player's colour found on any of 32 first frames).
 
     The table without its balls is estimated by a median filter wider than a ball (a ball is small against
     it; painted areas and the surface are not), so the pixels that differ from it by `min_delta_e` / 2 or more
@@ -526,7 +538,7 @@ def find_ball_colours(image: np.ndarray, mapper: BoardMapper,
                              cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
     count, comp, stats, centroids = cv2.connectedComponentsWithStats(blobs, connectivity=8)
     full_lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
-    found: list[tuple[tuple[float, float, float], tuple[float, float, float]]] = []
+    found: list[tuple[tuple[float, float, float], tuple[float, float, float], str | None]] = []
     for i in range(1, count):
         x, y, bw, bh, area = stats[i]
         centre = centroids[i] / scale
@@ -562,8 +574,28 @@ def find_ball_colours(image: np.ndarray, mapper: BoardMapper,
         if around_ball is not None and delta_e(colour, (around_ball[0] * 100 / 255, around_ball[1], around_ball[2])) \
                 < config.min_delta_e / 2:
             continue  # the table's own colour where the table-without-balls estimate went wrong (a narrow strip)
-        found.append((colour, (float(u), float(v), r)))
-    return _linked(found, config.min_delta_e / 2)
+        found.append((colour, (float(u), float(v), r), None))
+    return _linked(_with_start(found, full_lab, mapper, config, start or {}), config.min_delta_e / 2)
+
+
+def _with_start(found: list[tuple[tuple[float, float, float], tuple[float, float, float], str | None]],
+                lab: np.ndarray, mapper: BoardMapper, config: ColourModelConfig,
+                start: Mapping[str, Sequence[tuple[float, float]]]
+                ) -> list[tuple[tuple[float, float, float], tuple[float, float, float], str | None]]:
+    """`found` (colour, (u, v, r) px, start place) with the balls standing on the `start` places (`find_ball_colours`)
+    in place of the blobs found on them: each place's balls take the colour of their pixels together."""
+    measured = []
+    for name, points in start.items():
+        discs = mapper.ball_discs_px(np.array(points, float))
+        pixels = [disc_in(lab, u, v, r, 0.6) for u, v, r in discs]
+        pixels = [p[(p[:, 0] >= config.min_lightness) & (p[:, 0] <= config.max_lightness)] for p in pixels]
+        shown = [(disc, p) for disc, p in zip(discs, pixels) if len(p)]
+        kept = _consistent_at([p for _, p in shown])
+        if kept:
+            colour = ball_colour(np.vstack([shown[k][1] for k in kept]))
+            measured += [(colour, shown[k][0], name) for k in kept]
+    every = [disc for _, disc, _ in measured]
+    return [f for f in found if all(np.hypot(f[1][0] - u, f[1][1] - v) >= r for u, v, r in every)] + measured
 
 
 def ball_colour(pixels: np.ndarray) -> tuple[float, float, float]:
@@ -586,11 +618,11 @@ def _delta_e8(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return np.sqrt((d ** 2).sum(axis=-1))
 
 
-def _linked(found: list[tuple[tuple[float, float, float], tuple[float, float, float]]],
+def _linked(found: list[tuple[tuple[float, float, float], tuple[float, float, float], str | None]],
             within: float) -> list[ColourCluster]:
     """Single-linkage clusters of the blobs' colours (blobs within `within` ΔE join), most blobs first."""
     groups: list[list[int]] = []
-    for i, (lab, _) in enumerate(found):
+    for i, (lab, _, _) in enumerate(found):
         near = [g for g in groups if any(delta_e(lab, found[j][0]) < within for j in g)]
         merged = [i] + [j for g in near for j in g]
         groups = [g for g in groups if g not in near] + [merged]
@@ -598,5 +630,7 @@ def _linked(found: list[tuple[tuple[float, float, float], tuple[float, float, fl
     for group in groups:
         labs = np.array([found[j][0] for j in group])
         light, a, b = np.median(labs, axis=0)
-        clusters.append(ColourCluster((float(light), float(a), float(b)), tuple(found[j][1] for j in sorted(group))))
+        start = tuple(dict.fromkeys(name for j in sorted(group) if (name := found[j][2]) is not None))
+        clusters.append(ColourCluster((float(light), float(a), float(b)), tuple(found[j][1] for j in sorted(group)),
+                                      start))
     return sorted(clusters, key=lambda c: (-len(c.balls), c.lab))

@@ -55,6 +55,11 @@ class GameVision(Protocol):
         """Board points (contact points, mm) known to hold each player's ball on the first frame: the colour
         model learns the players' colours there. Empty: the players keep their nominal colours."""
 
+    def start_places(self, profile: TableProfile) -> dict[str, list[Point]]:
+        """Board points (contact points, mm) that hold balls when a game starts, by what they are (a seat's starting
+        row): on a frame of the start, `referee calibrate` reads each one's balls' colour there. Empty: a game starts
+        with every ball in hand."""
+
     def place_labels(self, profile: TableProfile) -> tuple[PlaceLabel, ...]:
         """Names drawn beside the places, so a ball's label reads as the engine's calls name it."""
 

@@ -139,6 +139,12 @@ class Piratenbillard:
         return {player: [board.space_center(r, c) for r, c in board.starting_cells(seat)]
                 for player, seat in seats.items()}
 
+    def start_places(self, profile: TableProfile) -> dict[str, list[Point]]:
+        """Each seat's starting row: its player's balls stand there when a game starts."""
+        board = cast(PiratenbillardProfile, profile)
+        return {f"the {seat.side} starting row": [board.space_center(r, c) for r, c in board.starting_cells(seat.seat)]
+                for seat in board.seats}
+
     def ball_areas(self, profile: TableProfile) -> None:
         """Anywhere: a ball knocked off the board comes to rest where it may (off the board)."""
         return None

@@ -158,6 +158,10 @@ class StarCluster:
         """None: a game starts with every ball in hand, so the players keep their nominal colours."""
         return {}
 
+    def start_places(self, profile: TableProfile) -> dict[str, list[Point]]:
+        """None: a game starts with every ball in hand."""
+        return {}
+
     def ball_areas(self, profile: TableProfile) -> tuple[Rect, ...]:
         """The board, the play area and the gutters: the frame round them holds no ball (a ball rolls inside its
         rails). A brown floor or a dark frame reads as a brown ball there: starcluster_v12's phantoms at its edges
