@@ -22,8 +22,13 @@ scored with `referee eval`'s library. Per variant it prints:
 * fps: frames refereed per second of wall time (rendering not counted);
 * goal: issue 15's goal on this variant (scores exact, place >= 99.9 %, nothing dropped, nothing in flight).
 
+With --learned-colours the players' colours are not the session's (the colours the balls were drawn in) but
+those `referee calibrate` measures on a frame of the same table with every player's balls on it
+(benchmarks/calibrate_colours.py, as the video is rendered), each player's group picked as a person picks it:
+the one nearest the colour their balls were drawn in. A variant where two players would pick one group is not run.
+
 Run: .venv/bin/python benchmarks/variants.py [--seeds 1 2 ...] [--games starcluster piratenbillard]
-     [--out DIR] [--reuse] [--no-pose] [--json OUT]
+     [--out DIR] [--reuse] [--no-pose] [--learned-colours] [--json OUT]
 """
 
 from __future__ import annotations
@@ -54,9 +59,12 @@ def render(game: str, seed: int, folder: Path, reuse: bool) -> None:
     write_variant(variant(game, seed), folder)
 
 
-def measure(game: str, seed: int, out: Path, reuse: bool, pose: bool) -> dict:
+def measure(game: str, seed: int, out: Path, reuse: bool, pose: bool, learned: bool = False) -> dict:
+    from calibrate_colours import calibrated
+
     from record.run_folder import read_run
     from referee.session import RefereeSession, RunSpec
+    from simulation.realism import Realism
     from simulation.variants import variant
     from vision.evaluate import evaluate, load_run, load_truth, settles_in_flight
 
@@ -64,11 +72,17 @@ def measure(game: str, seed: int, out: Path, reuse: bool, pose: bool) -> dict:
     folder = out / game / f"v{seed}"
     render(game, seed, folder, reuse)
     truth = load_truth(folder / "truth.json")
+    colours: tuple = ()
+    if learned:
+        clusters, picks, _ = calibrated(drawn, Realism.moderate())
+        if len(set(picks.values())) < len(drawn.players):
+            raise ValueError(f"calibrate found no group of its own for every player ({picks})")
+        colours = tuple((player, clusters[k].colour) for player, k in picks.items())
     run_dir = out / "runs" / f"{game}_v{seed}"
     if run_dir.exists():
         shutil.rmtree(run_dir)  # this benchmark's own scratch run, never a match record
     spec = RunSpec(str(folder / "video.mp4"), game, run_dir, profile=folder / "profile.json",
-                   session=folder / "truth.json", pose=pose)
+                   session=folder / "truth.json", pose=pose, colours=colours)
     with RefereeSession.open(spec) as session:
         started = time.perf_counter()
         summary = session.run()
@@ -87,6 +101,7 @@ def measure(game: str, seed: int, out: Path, reuse: bool, pose: bool) -> dict:
                                                       "right": detection.true_positives},
         "truth_scores": report.scores.truth, "run_scores": report.scores.run,
         "warnings": [w["message"] for w in warnings], "run_dir": str(run_dir),
+        "colours": {player: colour.hex for player, colour in colours},
     }
 
 
@@ -97,17 +112,20 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=ROOT / "out" / "variants", help="folder for samples and runs")
     p.add_argument("--reuse", action="store_true", help="keep an already rendered variant sample")
     p.add_argument("--no-pose", action="store_true", help="referee without the pose model")
+    p.add_argument("--learned-colours", action="store_true",
+                   help="the colours `referee calibrate` measures, not the session's (see above)")
     p.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
     p.add_argument("--one", nargs=2, metavar=("GAME", "SEED"), help=argparse.SUPPRESS)  # the child process
     args = p.parse_args()
     if args.one:
-        report_one(lambda: measure(args.one[0], int(args.one[1]), args.out, args.reuse, not args.no_pose))
+        report_one(lambda: measure(args.one[0], int(args.one[1]), args.out, args.reuse, not args.no_pose,
+                                   args.learned_colours))
         return
     results: dict[str, dict] = {}
     for game in args.games:
         for seed in args.seeds:
             flags = ["--out", str(args.out), *(["--reuse"] if args.reuse else []),
-                     *(["--no-pose"] if args.no_pose else [])]
+                     *(["--no-pose"] if args.no_pose else []), *(["--learned-colours"] if args.learned_colours else [])]
             child = subprocess.run([sys.executable, __file__, "--one", game, str(seed), *flags],
                                    capture_output=True, text=True)
             lines = child.stdout.strip().splitlines()

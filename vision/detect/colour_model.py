@@ -501,15 +501,21 @@ def find_ball_colours(image: np.ndarray, mapper: BoardMapper, config: ColourMode
     `start` (a name -> the board points its balls stand on when a game starts: a seat's starting row) is read
     as the referee learns the players' colours on a game's first frame: the balls there, told from empty
     places by their colour agreeing with the rest of the row's (`_consistent`), are one colour, measured on all
-    their pixels together. A full row of touching balls is one blob much larger than a ball, which the search
-    below passes over (piratenbillard variants: no player's colour found on any of 32 first frames).
+    their pixels together. A full row of touching balls is one blob much larger than a ball.
 
     The table without its balls is estimated by a median filter wider than a ball (a ball is small against
     it; painted areas and the surface are not), so the pixels that differ from it by `min_delta_e` / 2 or more
     (CIE76) and make a blob of about a ball's size at its place (a ball and its shadow; not a line, a marker or
-    a painted area) are balls. Each blob's colour is the median of the disc around its innermost point (the
+    a painted area) are balls. A blob larger than a ball (a ball with a long shadow, or in a dark slot or gutter,
+    or on the Play Line, found as one blob with it) is split twice: what of it differs from the table in hue and
+    chroma (a shadow and a grey slot do not), then what differs from the colour most of that shows, are blobs of
+    their own. Each blob's colour is the median of the disc around its innermost point (the
     ball, not its shadow), lightness-gated as the model is; blobs whose colours lie within `min_delta_e` / 2 of
     each other are one cluster (single linkage): colours closer than `min_delta_e` are refused anyway.
+
+    On frames with every player's balls at rest on randomised table variants (benchmarks/calibrate_colours.py),
+    each player's balls were a group of their own on 9 of 36 Star Cluster and 0 of 36 Piratenbillard variants
+    before the split and the start places; on 36 and 36 with them.
     """
     h, w = image.shape[:2]
     printed = np.zeros((h, w), np.uint8)
@@ -534,47 +540,71 @@ def find_ball_colours(image: np.ndarray, mapper: BoardMapper, config: ColourMode
     # an opening by a disc of half a ball's radius (the smallest ball's) takes away lines and edges, not balls
     r_min = float(np.nanmin(mapper.ball_radius_px(mapper.to_board(corners)))) * scale
     side = max(3, 2 * int(round(r_min / 2)) + 1)
-    blobs = cv2.morphologyEx((differs & keep).astype(np.uint8), cv2.MORPH_OPEN,
-                             cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
-    count, comp, stats, centroids = cv2.connectedComponentsWithStats(blobs, connectivity=8)
+    opening = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side))
+    blobs = cv2.morphologyEx((differs & keep).astype(np.uint8), cv2.MORPH_OPEN, opening)
     full_lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
     found: list[tuple[tuple[float, float, float], tuple[float, float, float], str | None]] = []
-    for i in range(1, count):
-        x, y, bw, bh, area = stats[i]
-        centre = centroids[i] / scale
-        r = float(mapper.ball_radius_px(mapper.to_board(centre[None]))[0])
-        expected = np.pi * (r * scale) ** 2
-        if not (0.4 * expected <= area <= 2.5 * expected) or max(bw, bh) > 4 * r * scale:
-            continue
-        inside = (comp[y:y + bh, x:x + bw] == i).astype(np.uint8)
-        _, enclosing = cv2.minEnclosingCircle(cv2.findNonZero(inside))
-        if area < 0.5 * np.pi * enclosing ** 2:  # not round: a corner of a band, a piece of a line
-            continue
-        # its centre: the blob's pixels weighted by how far their hue and chroma are from the table's (a shadow
-        # darkens the table but keeps its a*, b*; the ball does not)
-        x0, y0 = int(x / scale), int(y / scale)
-        x1, y1 = min(w, int(np.ceil((x + bw) / scale))), min(h, int(np.ceil((y + bh) / scale)))
-        part = cv2.resize(inside, (x1 - x0, y1 - y0), interpolation=cv2.INTER_NEAREST) > 0
-        seen = full_lab[y0:y1, x0:x1].astype(np.float32)
-        under = cv2.resize(empty[y:y + bh, x:x + bw], (x1 - x0, y1 - y0), interpolation=cv2.INTER_NEAREST)
-        weight: np.ndarray = np.hypot(*(seen[..., 1:] - under[..., 1:]).transpose(2, 0, 1)) * part
-        if weight.sum() <= 0:
-            weight = part.astype(np.float32)
-        ys, xs = np.mgrid[y0:y1, x0:x1]
-        u, v = float((weight * xs).sum() / weight.sum()), float((weight * ys).sum() / weight.sum())
-        disc = disc_mask((h, w), np.array([[u, v]]), np.array([r]), 0.7)
-        pixels = full_lab[disc > 0]
-        pixels = pixels[(pixels[:, 0] >= config.min_lightness) & (pixels[:, 0] <= config.max_lightness)]
-        if len(pixels) < 5:
-            continue
-        colour = ball_colour(pixels)
-        ring = (disc_mask((h, w), np.array([[u, v]]), np.array([r]), 2.5) > 0) & (table > 0) \
-            & (disc_mask((h, w), np.array([[u, v]]), np.array([r]), 1.5) == 0)
-        around_ball = np.median(full_lab[ring].astype(float), axis=0) - [0, 128, 128] if ring.any() else None
-        if around_ball is not None and delta_e(colour, (around_ball[0] * 100 / 255, around_ball[1], around_ball[2])) \
-                < config.min_delta_e / 2:
-            continue  # the table's own colour where the table-without-balls estimate went wrong (a narrow strip)
-        found.append((colour, (float(u), float(v), r), None))
+    # what differs, where it lies in `lab8`, what it differs from (None: `empty`), and how many times it was split
+    # from a larger blob
+    pieces: list[tuple[np.ndarray, tuple[int, int], np.ndarray | None, int]] = [(blobs, (0, 0), None, 0)]
+    while pieces:
+        mask, (ox, oy), surround, split = pieces.pop()
+        count, comp, stats, centroids = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        for i in range(1, count):
+            x, y, bw, bh, area = stats[i]
+            x, y = x + ox, y + oy
+            centre = (centroids[i] + (ox, oy)) / scale
+            r = float(mapper.ball_radius_px(mapper.to_board(centre[None]))[0])
+            expected = np.pi * (r * scale) ** 2
+            inside = (comp[y - oy:y - oy + bh, x - ox:x - ox + bw] == i).astype(np.uint8)
+            if split < 2 and (area > 2.5 * expected or max(bw, bh) > 4 * r * scale):
+                # larger than a ball: a ball and its long shadow, a slot, a gutter, a line, with or without balls on
+                # it. What differs from the table in hue and chroma (not a shadow, nor a grey slot or gutter), and
+                # then what differs from the colour most of what is left shows (a slot, a gutter or the Play Line),
+                # is looked at as a blob of its own
+                own = lab8[y:y + bh, x:x + bw]
+                if split == 0:
+                    table_there = empty[y:y + bh, x:x + bw].astype(np.float32)
+                    hue = np.hypot(*(own[..., 1:].astype(np.float32) - table_there[..., 1:]).transpose(2, 0, 1))
+                    foreign, surround = (hue >= config.min_delta_e / 2) & (inside > 0), None
+                else:
+                    surround = np.median(own[inside > 0], axis=0).astype(np.float32)
+                    foreign = (_delta_e8(own, np.broadcast_to(surround, own.shape)) >= config.min_delta_e / 2) \
+                        & (inside > 0)
+                pieces.append((cv2.morphologyEx(foreign.astype(np.uint8), cv2.MORPH_OPEN, opening), (x, y), surround,
+                               split + 1))
+                continue
+            if not (0.4 * expected <= area <= 2.5 * expected) or max(bw, bh) > 4 * r * scale:
+                continue
+            _, enclosing = cv2.minEnclosingCircle(cv2.findNonZero(inside))
+            if area < 0.5 * np.pi * enclosing ** 2:  # not round: a corner of a band, a piece of a line
+                continue
+            # its centre: the blob's pixels weighted by how far their hue and chroma are from what is around it
+            # (a shadow darkens the table but keeps its a*, b*; the ball does not)
+            x0, y0 = int(x / scale), int(y / scale)
+            x1, y1 = min(w, int(np.ceil((x + bw) / scale))), min(h, int(np.ceil((y + bh) / scale)))
+            part = cv2.resize(inside, (x1 - x0, y1 - y0), interpolation=cv2.INTER_NEAREST) > 0
+            seen = full_lab[y0:y1, x0:x1].astype(np.float32)
+            under = cv2.resize(empty[y:y + bh, x:x + bw], (x1 - x0, y1 - y0), interpolation=cv2.INTER_NEAREST) \
+                if surround is None else np.broadcast_to(surround, seen.shape)
+            weight: np.ndarray = np.hypot(*(seen[..., 1:] - under[..., 1:]).transpose(2, 0, 1)) * part
+            if weight.sum() <= 0:
+                weight = part.astype(np.float32)
+            ys, xs = np.mgrid[y0:y1, x0:x1]
+            u, v = float((weight * xs).sum() / weight.sum()), float((weight * ys).sum() / weight.sum())
+            disc = disc_mask((h, w), np.array([[u, v]]), np.array([r]), 0.7)
+            pixels = full_lab[disc > 0]
+            pixels = pixels[(pixels[:, 0] >= config.min_lightness) & (pixels[:, 0] <= config.max_lightness)]
+            if len(pixels) < 5:
+                continue
+            colour = ball_colour(pixels)
+            ring = (disc_mask((h, w), np.array([[u, v]]), np.array([r]), 2.5) > 0) & (table > 0) \
+                & (disc_mask((h, w), np.array([[u, v]]), np.array([r]), 1.5) == 0)
+            around_ball = np.median(full_lab[ring].astype(float), axis=0) - [0, 128, 128] if ring.any() else None
+            if around_ball is not None and delta_e(colour, (around_ball[0] * 100 / 255, around_ball[1],
+                                                            around_ball[2])) < config.min_delta_e / 2:
+                continue  # the table's own colour where the table-without-balls estimate went wrong (a narrow strip)
+            found.append((colour, (float(u), float(v), r), None))
     return _linked(_with_start(found, full_lab, mapper, config, start or {}), config.min_delta_e / 2)
 
 
@@ -583,7 +613,9 @@ def _with_start(found: list[tuple[tuple[float, float, float], tuple[float, float
                 start: Mapping[str, Sequence[tuple[float, float]]]
                 ) -> list[tuple[tuple[float, float, float], tuple[float, float, float], str | None]]:
     """`found` (colour, (u, v, r) px, start place) with the balls standing on the `start` places (`find_ball_colours`)
-    in place of the blobs found on them: each place's balls take the colour of their pixels together."""
+    in place of the blobs found on them (any whose disc overlaps one of theirs: two balls do not overlap, so it is
+    a part of them, as the paint between two touching balls of a row is): each place's balls take the colour of their
+    pixels together."""
     measured = []
     for name, points in start.items():
         discs = mapper.ball_discs_px(np.array(points, float))
@@ -595,7 +627,7 @@ def _with_start(found: list[tuple[tuple[float, float, float], tuple[float, float
             colour = ball_colour(np.vstack([shown[k][1] for k in kept]))
             measured += [(colour, shown[k][0], name) for k in kept]
     every = [disc for _, disc, _ in measured]
-    return [f for f in found if all(np.hypot(f[1][0] - u, f[1][1] - v) >= r for u, v, r in every)] + measured
+    return [f for f in found if all(np.hypot(f[1][0] - u, f[1][1] - v) >= r + f[1][2] for u, v, r in every)] + measured
 
 
 def ball_colour(pixels: np.ndarray) -> tuple[float, float, float]:
