@@ -302,8 +302,8 @@ def test_calibrate_finds_each_players_colour_on_a_frame_with_their_balls(game, s
     player's balls were drawn in (a person's pick by eye) is a group of its own, holds that player's balls and none of
     another's. Found as blobs on the table alone, that was so on 1 of the first 8 Star Cluster variants: a ball in a
     dark slot or gutter, or on the Play Line, is one blob with it, larger than a ball. Star Cluster 17 and 19 were
-    found on calibrate_colours.py's frames only with the split by hue and chroma first (on 19, four of the five
-    balls found lie in slot rows and a gutter, one blob with them)."""
+    found on calibrate_colours.py's frames only with the split by hue and chroma first (on 19, five of the six
+    balls, four in slots and one in a gutter, are found in what it splits off)."""
     v, _, renderer, _, _ = _see(game, seed)
     image, truth = renderer.render(laid_out(v))
     mapper = BoardMapper(calibrate_markers(image, v.profile), v.profile)
