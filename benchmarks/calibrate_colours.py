@@ -36,10 +36,10 @@ from vision.mapping import BoardMapper
 
 
 def calibrated(v: TableVariant, realism: Realism | None = None, with_start: bool = True
-               ) -> tuple[list[ColourCluster], dict[str, int], FrameTruth]:
+               ) -> tuple[list[ColourCluster], dict[str, int], FrameTruth, np.ndarray, BoardMapper]:
     """The groups `referee calibrate` lists on the variant's laid-out frame (a still camera unless `realism` says
     otherwise), each player's pick among them (the group nearest the colour their balls were drawn in, as a person
-    picks by eye) and the frame's truth."""
+    picks by eye), the frame's truth, the frame and its mapper."""
     renderer = make_variant_renderer(v, realism or replace(Realism.moderate(), shake_deg=0.0), 30.0)
     image, truth = renderer.render(laid_out(v))
     mapper = BoardMapper(calibrate_markers(image, v.profile), v.profile)
@@ -47,13 +47,13 @@ def calibrated(v: TableVariant, realism: Realism | None = None, with_start: bool
     clusters = find_ball_colours(image, mapper, start=start)
     picks = {player: min(range(len(clusters)), key=lambda k: delta_e(clusters[k].lab, v.colours[player].lab))
              for player in v.players} if clusters else {}
-    return clusters, picks, truth
+    return clusters, picks, truth, image, mapper
 
 
 def groups(game: str, seed: int, with_start: bool) -> tuple[bool, int, int, list[float]]:
     """Found or not, the groups listed, those holding no ball, and each player's pick's ΔE from their drawn colour."""
     v = variant(game, seed)
-    clusters, picks, truth = calibrated(v, with_start=with_start)
+    clusters, picks, truth, _, _ = calibrated(v, with_start=with_start)
     shown = [b for b in truth.balls if b.visible]
     owners = [[next((b.owner for b in shown if math.hypot(b.u - u, b.v - vv) < b.r_px), None) for u, vv, _ in c.balls]
               for c in clusters]

@@ -23,9 +23,10 @@ scored with `referee eval`'s library. Per variant it prints:
 * goal: issue 15's goal on this variant (scores exact, place >= 99.9 %, nothing dropped, nothing in flight).
 
 With --learned-colours the players' colours are not the session's (the colours the balls were drawn in) but
-those `referee calibrate` measures on a frame of the same table with every player's balls on it
-(benchmarks/calibrate_colours.py, as the video is rendered), each player's group picked as a person picks it:
-the one nearest the colour their balls were drawn in. A variant where two players would pick one group is not run.
+those `referee calibrate --assign` writes for a frame of the same table with every player's balls on it
+(benchmarks/calibrate_colours.py, rendered as the video is), each player's group picked as a person picks it:
+the one nearest the colour their balls were drawn in, and its colour fitted to the detector's model
+(`fitted_colour`). A variant where two players would pick one group is not run.
 
 Run: .venv/bin/python benchmarks/variants.py [--seeds 1 2 ...] [--games starcluster piratenbillard]
      [--out DIR] [--reuse] [--no-pose] [--learned-colours] [--json OUT]
@@ -62,6 +63,8 @@ def render(game: str, seed: int, folder: Path, reuse: bool) -> None:
 def measure(game: str, seed: int, out: Path, reuse: bool, pose: bool, learned: bool = False) -> dict:
     from calibrate_colours import calibrated
 
+    from vision.detect.colour_model import fitted_colour
+
     from record.run_folder import read_run
     from referee.session import RefereeSession, RunSpec
     from simulation.realism import Realism
@@ -74,10 +77,11 @@ def measure(game: str, seed: int, out: Path, reuse: bool, pose: bool, learned: b
     truth = load_truth(folder / "truth.json")
     colours: tuple = ()
     if learned:
-        clusters, picks, _ = calibrated(drawn, Realism.moderate())
+        clusters, picks, _, image, mapper = calibrated(drawn, Realism.moderate())
         if len(set(picks.values())) < len(drawn.players):
             raise ValueError(f"calibrate found no group of its own for every player ({picks})")
-        colours = tuple((player, clusters[k].colour) for player, k in picks.items())
+        chosen = [clusters[k] for k in picks.values()]
+        colours = tuple((player, fitted_colour(image, mapper, clusters[k], chosen)) for player, k in picks.items())
     run_dir = out / "runs" / f"{game}_v{seed}"
     if run_dir.exists():
         shutil.rmtree(run_dir)  # this benchmark's own scratch run, never a match record

@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from calibration.manual import read_frame
     from calibration.preview import draw_overlay
     from calibration.profile import load_profile
-    from vision.detect.colour_model import check_separation, find_ball_colours, surface_lab, table_pixels
+    from vision.detect.colour_model import (check_separation, find_ball_colours, fitted_colour, surface_lab,
+                                            table_pixels)
     from vision.games import game_vision
     from vision.mapping import BoardMapper
 
@@ -88,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
               f"ball{'s' if len(cluster.balls) != 1 else ''}{where}")
     if assignment is None and clusters and sys.stdin.isatty():
         assignment = ask_assign(clusters)
-    learned = {player: clusters[number - 1].colour for number, player in (assignment or {}).items()}
+    chosen = [clusters[number - 1] for number in (assignment or {})]
+    learned = {player: fitted_colour(frame, mapper, clusters[number - 1], chosen, config)
+               for number, player in (assignment or {}).items()}
     check_separation({player: colour.lab for player, colour in learned.items()}, surface if learned else None,
                      config.min_delta_e, "assign the colours again (each player one group), or play with balls of "
                      "more distinct colours; nothing was written")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from rules.errors import InputError
 from review.record import load_run
 from rules.events import GameStart
 from vision.detect import make_detector
-from vision.detect.colour_model import ball_colour
+from vision.detect.colour_model import FIT_CHROMA, FIT_LIGHTNESS, ball_colour
 from vision.mapping import BoardMapper
 from vision.video_io import VideoWriter
 
@@ -73,10 +74,16 @@ def test_calibrate_learns_the_colours_a_person_assigns_and_run_picks_them_up(gam
     cal = load_calibration(out)
     learned = dict(cal.ball_colours)
     assert set(learned) == set(owners) and cal.surface_lab is not None
-    for owner in owners:  # the colour the rendered balls show, within a few ΔE (a few pixels between the blob's
-        # centre and the truth's move a big shaded ball's colour by that much: 1-4 ΔE measured); nearer the colour
+    group = {owner: next(lab for n, lab, _ in listed if n == pick[owner]) for owner in owners}
+    for owner in owners:  # the colour the rendered balls show (within a few ΔE of the group's), fitted to the
+        # detector's model (`fitted_colour`): as chromatic or more, the same hue, about as light; nearer the colour
         # the owner's balls were rendered in than the other player's
-        assert delta_e(learned[owner].lab, rendered_colour(image, truth, owner)) < 6.0
+        shown, written = rendered_colour(image, truth, owner), learned[owner].lab
+        assert delta_e(group[owner], shown) < 6.0
+        turn = math.degrees(math.atan2(written[2], written[1]) - math.atan2(shown[2], shown[1]))
+        assert abs((turn + 180) % 360 - 180) < 8.0
+        assert 0.95 <= math.hypot(*written[1:]) / math.hypot(*group[owner][1:]) <= max(FIT_CHROMA) + 0.05
+        assert min(FIT_LIGHTNESS) - 0.05 <= written[0] / group[owner][0] <= max(FIT_LIGHTNESS) + 0.05
         other = next(o for o in owners if o != owner)
         assert delta_e(learned[owner].lab, srgb_to_lab(SRGB[owner])) < delta_e(learned[owner].lab,
                                                                               srgb_to_lab(SRGB[other]))
