@@ -14,7 +14,7 @@ import pytest
 from colour_scenes import PAIRS, SRGB, assert_all_found, render_with, spread
 
 import calibration
-from calibration.calibrate import load_calibration
+from calibration.calibrate import calibrate_markers, load_calibration
 from calibration.profile import load_profile
 from record.manifest import read_manifest
 from referee.cli import main
@@ -24,7 +24,8 @@ from rules.errors import InputError
 from review.record import load_run
 from rules.events import GameStart
 from vision.detect import make_detector
-from vision.detect.colour_model import FIT_CHROMA, FIT_LIGHTNESS, ball_colour
+from vision.detect.colour_model import FIT_CHROMA, FIT_LIGHTNESS, ball_colour, find_ball_colours, fitted_colour
+from vision.games import game_vision
 from vision.mapping import BoardMapper
 from vision.video_io import VideoWriter
 
@@ -87,6 +88,13 @@ def test_calibrate_learns_the_colours_a_person_assigns_and_run_picks_them_up(gam
         other = next(o for o in owners if o != owner)
         assert delta_e(learned[owner].lab, srgb_to_lab(SRGB[owner])) < delta_e(learned[owner].lab,
                                                                               srgb_to_lab(SRGB[other]))
+    # what is written is each group's colour fitted to the detector's model on that frame, not the colour as listed
+    frame = cv2.imread(str(path))
+    mapper = BoardMapper(calibrate_markers(frame, profile), profile)
+    clusters = find_ball_colours(frame, mapper, start=game_vision(game).start_places(profile))
+    chosen = [clusters[n - 1] for n in pick.values()]
+    assert {owner: learned[owner].hex for owner in owners} == {
+        owner: fitted_colour(frame, mapper, clusters[n - 1], chosen).hex for owner, n in pick.items()}
     # `referee run --calibration` gives them to the players
     setup = prepare(RunSpec(str(tmp_path / "none.mp4"), game, tmp_path / "run", calibration=out, players=owners,
                             pose=False))
