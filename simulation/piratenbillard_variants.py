@@ -13,7 +13,7 @@ from typing import Any
 from calibration.profile import PiratenbillardProfile, TableProfile
 
 from .piratenbillard import SEATS_FOR, PiratenbillardOptions, simulate_piratenbillard
-from .trajectory import Match
+from .trajectory import Match, SimFrame
 from .variants import BALL_MM_RANGE, SCENARIO, Layout, TableVariant, VariantRecipe, markers
 
 PLAYERS = (2, 4)
@@ -59,5 +59,10 @@ def _play(v: TableVariant, fps: float) -> Match:
     return Match(match.game, match.seed, SCENARIO, match.fps, match.frames, match.events, match.config, (note,))
 
 
+def _laid_out(v: TableVariant) -> SimFrame:
+    """The game's first frame: every ball in its starting row."""
+    return _play(v, 30.0).frames[0]
+
+
 RECIPE = VariantRecipe(profile=_profile, player_count=lambda rng: rng.randint(*PLAYERS), rules=_rules,
-                       layout=_layout, play=_play)
+                       layout=_layout, play=_play, laid_out=_laid_out)

@@ -10,13 +10,15 @@ rules config counts the table's own slots.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
+from calibration.geometry import Rect
 from calibration.profile import StarClusterProfile, TableProfile
 
 from .starcluster_driver import MatchDriver, StarClusterSimOptions
-from .trajectory import Match
+from .trajectory import BallPose, Match, SimFrame
 from .variants import BALL_MM_RANGE, SCENARIO, SLOTS_RANGE, Layout, TableVariant, VariantRecipe, markers
 
 
@@ -114,4 +116,33 @@ def _play(v: TableVariant, fps: float) -> Match:
     return driver.match()
 
 
-RECIPE = VariantRecipe(profile=_profile, player_count=lambda rng: 2, rules=_rules, layout=_layout, play=_play)
+LAID_OUT_PER_PLAYER = 3  # balls a player laid on the table for `referee calibrate` (`_laid_out`)
+
+
+def _laid_out(v: TableVariant) -> SimFrame:
+    """A game starts with every ball in hand, so `LAID_OUT_PER_PLAYER` balls each are laid, one by one, in a slot, a
+    gutter or the play area (drawn from the seed), a diameter and more from every ball laid before."""
+    profile = v.profile
+    assert isinstance(profile, StarClusterProfile)
+    rng = random.Random(f"{v.game}/{v.seed}/laid out")
+    r = v.ball_mm / 2
+
+    def inside(rect: Rect) -> tuple[float, float]:
+        return rng.uniform(rect.x_min + r, max(rect.x_min + r, rect.x_max - r)), \
+            rng.uniform(rect.y_min + r, max(rect.y_min + r, rect.y_max - r))
+
+    slots = [((rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2) for _, rect in profile.places]
+    balls: list[BallPose] = []
+    for k in range(LAID_OUT_PER_PLAYER * len(v.players)):
+        while True:
+            kind = rng.random()
+            x, y = rng.choice(slots) if kind < 0.5 else inside(rng.choice(profile.gutter_areas)) if kind < 0.75 \
+                else inside(profile.play_area)
+            if all(math.dist((x, y), (b.x, b.y)) >= 1.05 * v.ball_mm for b in balls):
+                break
+        balls.append(BallPose(k, v.players[k % len(v.players)], x, y, r))
+    return SimFrame(0, 0.0, tuple(balls))
+
+
+RECIPE = VariantRecipe(profile=_profile, player_count=lambda rng: 2, rules=_rules, layout=_layout, play=_play,
+                       laid_out=_laid_out)

@@ -29,11 +29,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from calibration.geometry import Rect
 from calibration.profile import TableProfile, parse_profile
-from calibration.starcluster_profile import StarClusterProfile
 from calibration.render import TABLE, Bgr8, paint
 from rules.colours import BallColour, delta_e, lab_to_srgb, srgb_to_lab
 from rules.errors import InputError
@@ -42,7 +40,7 @@ from simulation.camera import Camera, make_camera
 from simulation.games import GAMES, simulated_game
 from simulation.realism import Realism
 from simulation.render import Renderer, render_clip
-from simulation.trajectory import BallPose, Match, SimFrame
+from simulation.trajectory import Match, SimFrame
 from simulation.truth import build_truth, write_truth
 from vision.detect.colour_model import NOMINAL_BGR
 
@@ -132,6 +130,7 @@ class VariantRecipe:
     rules: Callable[[random.Random, dict[str, Any]], tuple[dict[str, Any], float]]  # -> (config, length)
     layout: Callable[[TableProfile, tuple[str, ...]], Layout]
     play: Callable[[TableVariant, float], Match]  # (variant, fps) -> the match, refereed live by the engine
+    laid_out: Callable[[TableVariant], SimFrame]  # a still frame with every player's balls at rest (`laid_out`)
 
 
 def recipe(game: str) -> VariantRecipe:
@@ -168,33 +167,10 @@ def simulate_variant(v: TableVariant, fps: float = 30.0) -> Match:
     return replace(match, events=events)
 
 
-def laid_out(v: TableVariant, per_player: int = 3) -> SimFrame:
+def laid_out(v: TableVariant) -> SimFrame:
     """A still frame of the variant's table with every player's balls at rest on it, where `referee calibrate` learns
-    their colours. Piratenbillard: the game's first frame, every ball in its starting row. Star Cluster starts with
-    every ball in hand: `per_player` balls each are laid, one by one, in a slot, a gutter or the play area (drawn from
-    the seed), a diameter and more from every ball laid before."""
-    if v.game != "starcluster":
-        return simulate_variant(v).frames[0]
-    profile = cast(StarClusterProfile, v.profile)
-    rng = random.Random(f"{v.game}/{v.seed}/laid out")
-    r = v.ball_mm / 2
-
-    def inside(rect: Rect) -> tuple[float, float]:
-        return rng.uniform(rect.x_min + r, max(rect.x_min + r, rect.x_max - r)), \
-            rng.uniform(rect.y_min + r, max(rect.y_min + r, rect.y_max - r))
-
-    slots = [((rect.x_min + rect.x_max) / 2, (rect.y_min + rect.y_max) / 2) for _, rect in profile.places]
-    balls: list[BallPose] = []
-    for k in range(per_player * len(v.players)):
-        player = v.players[k % len(v.players)]
-        while True:
-            kind = rng.random()
-            x, y = rng.choice(slots) if kind < 0.5 else inside(rng.choice(profile.gutter_areas)) if kind < 0.75 \
-                else inside(profile.play_area)
-            if all(math.dist((x, y), (b.x, b.y)) >= 1.05 * v.ball_mm for b in balls):
-                break
-        balls.append(BallPose(k, player, x, y, r))
-    return SimFrame(0, 0.0, tuple(balls))
+    their colours (the game's recipe lays them out)."""
+    return recipe(v.game).laid_out(v)
 
 
 def markers(rng: random.Random, centres: list[tuple[float, float]], size_mm: float) -> dict[str, Any]:
