@@ -609,18 +609,18 @@ def find_ball_colours(image: np.ndarray, mapper: BoardMapper, config: ColourMode
 
 
 FIT_CHROMA = (1.0, 1.15, 1.3, 1.45, 1.6)  # `fitted_colour`: how much more chromatic than measured a colour is tried
-FIT_LIGHTNESS = (0.9, 1.0, 1.1, 1.2)  # ... and how much lighter
+FIT_LIGHTNESS = (0.9, 1.0, 1.1, 1.2)  # ... and how much lighter (or darker)
 
 
 def fitted_colour(image: np.ndarray, mapper: BoardMapper, cluster: ColourCluster, others: Sequence[ColourCluster] = (),
                   config: ColourModelConfig = ColourModelConfig()) -> BallColour:
     """The colour to give the detector for a group's balls (`find_ball_colours` on `image`): of the group's colour made
-    more chromatic (`FIT_CHROMA`) and lighter (`FIT_LIGHTNESS`), the one whose model (`learn_model`: its shades,
-    highlights and haze, against the table this frame shows away from every group's balls, `others` too) labels
-    the most of the group's balls' pixels as theirs, less the table's pixels it labels so. A colour measured is the
-    ball as the camera shows it, glass, haze and all, where a colour given is taken as the ball's own and hazed by
-    the model; given as measured, the model reached into the table's colours (Star Cluster variants refereed with
-    the measured colours: 16 of 36 exact, 27 with the colours the balls were drawn in)."""
+    more chromatic (`FIT_CHROMA`) and lighter or darker (`FIT_LIGHTNESS`), the one whose model (`learn_model`: its
+    shades, highlights and haze, against the table this frame shows away from the balls of this group and of
+    `others`) labels the most of the group's balls' pixels as theirs, less the table's pixels it labels so. A colour
+    measured is the ball as the camera shows it, glass, haze and all, where a colour given is taken as the ball's own
+    and hazed by the model; given as measured, the model reached into the table's colours (Star Cluster variants
+    refereed with the measured colours: 16 of 36 exact; fitted, 22; with the colours the balls were drawn in, 27)."""
     h, w = image.shape[:2]
     every = [ball for group in (cluster, *others) for ball in group.balls]
     clear = disc_mask((h, w), np.array([b[:2] for b in every]), np.array([b[2] for b in every]), 1.5)
