@@ -132,6 +132,7 @@ def test_calibrate_on_a_piratenbillard_start_lists_each_starting_rows_balls_as_o
     listed = {int(n): (float(L), float(a), float(b)) for n, L, a, b, _ in LISTED.findall(out)}
     pick = {player: min(listed, key=lambda n: delta_e(listed[n], lab)) for player, lab in drawn.items()}
     assert len(set(pick.values())) == len(drawn) and all(str(n) in rows for n in pick.values()), (pick, rows)
+    assert sorted(int(n) for n in rows) == list(range(1, len(rows) + 1))  # the rows' groups are listed first
     argv[5] = str(tmp_path / "cal.json")
     assert main(argv + ["--assign", ",".join(f"{n}={player}" for player, n in pick.items())]) == 0
     learned = dict(load_calibration(tmp_path / "cal.json").ball_colours)

@@ -496,7 +496,8 @@ class ColourCluster:
 
 def find_ball_colours(image: np.ndarray, mapper: BoardMapper, config: ColourModelConfig = ColourModelConfig(),
                       start: Mapping[str, Sequence[tuple[float, float]]] | None = None) -> list[ColourCluster]:
-    """The colours of the balls on a frame of the table, most balls first, for a person to say whose is which.
+    """The colours of the balls on a frame of the table, for a person to say whose is which: the groups holding a
+    start place's balls first, then the most balls first.
 
     `start` (a name -> the board points its balls stand on when a game starts: a seat's starting row) is read
     as the referee learns the players' colours on a game's first frame: the balls there, told from empty
@@ -685,7 +686,9 @@ def _delta_e8(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 def _linked(found: list[tuple[tuple[float, float, float], tuple[float, float, float], str | None]],
             within: float) -> list[ColourCluster]:
-    """Single-linkage clusters of the blobs' colours (blobs within `within` ΔE join), most blobs first."""
+    """Single-linkage clusters of the blobs' colours (blobs within `within` ΔE join): those holding a start place's
+    balls first (a seat's row: a player's colour, where a blob elsewhere may be a grid line's crossing), then the
+    most blobs first."""
     groups: list[list[int]] = []
     for i, (lab, _, _) in enumerate(found):
         near = [g for g in groups if any(delta_e(lab, found[j][0]) < within for j in g)]
@@ -698,4 +701,4 @@ def _linked(found: list[tuple[tuple[float, float, float], tuple[float, float, fl
         start = tuple(dict.fromkeys(name for j in sorted(group) if (name := found[j][2]) is not None))
         clusters.append(ColourCluster((float(light), float(a), float(b)), tuple(found[j][1] for j in sorted(group)),
                                       start))
-    return sorted(clusters, key=lambda c: (-len(c.balls), c.lab))
+    return sorted(clusters, key=lambda c: (not c.start, -len(c.balls), c.lab))
