@@ -593,8 +593,7 @@ def find_ball_colours(image: np.ndarray, mapper: BoardMapper, config: ColourMode
                 weight = part.astype(np.float32)
             ys, xs = np.mgrid[y0:y1, x0:x1]
             u, v = float((weight * xs).sum() / weight.sum()), float((weight * ys).sum() / weight.sum())
-            disc = disc_mask((h, w), np.array([[u, v]]), np.array([r]), 0.7)
-            pixels = full_lab[disc > 0]
+            pixels = disc_in(full_lab, u, v, r, 0.7)
             pixels = pixels[(pixels[:, 0] >= config.min_lightness) & (pixels[:, 0] <= config.max_lightness)]
             if len(pixels) < 5:
                 continue
@@ -628,14 +627,15 @@ def fitted_colour(image: np.ndarray, mapper: BoardMapper, cluster: ColourCluster
     table = table_pixels((h, w), mapper.table_polygon_px(0.0))
     table[clear > 0] = 0
     own = disc_mask((h, w), np.array([b[:2] for b in cluster.balls]), np.array([b[2] for b in cluster.balls]), 0.7) > 0
-    bare = table > 0
+    scored = own | (table > 0)  # the group's balls and the bare table (apart: the table is cleared round every ball)
+    pixels, mine = image[scored][None], own[scored]  # labelled as one row, once converted a candidate
     light, a, b = cluster.lab
     best: tuple[int, BallColour] | None = None
     for chroma in FIT_CHROMA:
         for lighter in FIT_LIGHTNESS:
             candidate = BallColour.from_srgb(lab_to_srgb((min(100.0, light * lighter), a * chroma, b * chroma)))
-            labels = learn_model(image, ["ball"], {}, table, config, {"ball": candidate}).classify(image)
-            net = int(np.count_nonzero(labels[own] == 1)) - int(np.count_nonzero(labels[bare] == 1))
+            labels = learn_model(image, ["ball"], {}, table, config, {"ball": candidate}).classify(pixels)[0] == 1
+            net = int(np.count_nonzero(labels[mine])) - int(np.count_nonzero(labels[~mine]))
             if best is None or net > best[0]:
                 best = (net, candidate)
     assert best is not None
