@@ -389,6 +389,7 @@ class LineStripSettings:
     overhead_camera_mm: float = 2000.0  # a camera straight overhead, whose height the calibration cannot tell, is
     # taken to be this high above the image centre's point of the table
     line_edges_mm: float = 20.0  # within this of the line, thin lines across it join a body to one rooted (0: off)
+    light_joins: bool = True  # a change of light (a glove the colour of the table in shade) joins them too
     root_mm: float = 6.0  # a body reaching back to within this of the line (or out of view there) is rooted ...
     arm_width_mm: float = 160.0  # ... and an arm if at most this wide near the line (wider: a head or a body)
     body_behind_mm: float = 400.0  # the body an arm over the line reaches from is looked for this far behind it ...

@@ -25,7 +25,8 @@ so pixels cannot tell a lean from a stand there. What a body is not:
   brighter by at most `light_max_brighter` (white over a light table keeps its chromaticity too), with the table's
   own colour (chromaticity), is light, and is learned slowly; the whole strip's brightness is matched to the
   picture first, and a pixel counts only outside the range its picture takes within a pixel of it (a camera shaking
-  by a pixel);
+  by a pixel). Light is no body, but it joins one that differs past the line to one rooted behind it: a glove the
+  colour of the table in shade reads as light over the table, and differs only over the line's paint or the field;
 * an arm reaching in from the table's side (an umpire): it runs off the strip's side, or does not reach the line.
 
 Which hand reaches over is a question for pose; where pose sees nobody (from behind the player, often only the top
@@ -141,14 +142,20 @@ class LineStrip:
             solid = changed.astype(bool)
             shown = self._shown_balls(self._strip, balls)
             reach, rooted = self._bodies(changed, shown)
-            # near the line, lines a pixel wide running across it join a body not rooted to one that is, though they
-            # are no part of a reach themselves: the edges of the fingers of a hand the colour of the table where it
-            # crosses (a skin-toned palm over a tan table) may be all that shows of it between the sleeve behind the
-            # line and the fingertips past it, over the line's paint. The pictures learn as before: a line is held out
-            # of them only as part of a body (a table's edge running across the line, moved by a shove, is learned)
-            if self._edge_band is not None and (solid & ~rooted).any():
-                joined = changed | (cv2.morphologyEx(raw, cv2.MORPH_OPEN, ACROSS) & self._edge_band)
-                further, _ = self._bodies(joined, shown, solid, anchored=rooted)
+            # what may be all that shows of a hand between the sleeve behind the line and the fingertips past it
+            # joins a body not rooted to one that is, though it is no part of a reach itself:
+            # - what differs from the table by light alone: a glove the colour of the table in shade reads as a shadow
+            #   over the table's colour, though past the line, over the line's paint or the field, it differs;
+            # - near the line, lines a pixel wide running across it: the edges of the fingers of a hand the colour of
+            #   the table (a skin-toned palm over a tan table).
+            # The pictures learn as before: a line is held out of them only as part of a body (a table's edge
+            # running across the line, moved by a shove, is learned)
+            if (s.light_joins or self._edge_band is not None) and (solid & ~rooted).any():
+                joins = cv2.morphologyEx(light.astype(np.uint8), cv2.MORPH_OPEN, OPEN).astype(bool) \
+                    if s.light_joins else np.zeros_like(solid)
+                if self._edge_band is not None:
+                    joins |= cv2.morphologyEx(raw, cv2.MORPH_OPEN, ACROSS).astype(bool) & self._edge_band
+                further, _ = self._bodies(changed | joins.astype(np.uint8), shown, solid, anchored=rooted)
                 if further is not None and (reach is None or further.beyond_mm > reach.beyond_mm):
                     reach = further
             self._strip.learn(strip, solid, rooted, light)
