@@ -151,11 +151,11 @@ class LineStrip:
             # The pictures learn as before: a line is held out of them only as part of a body (a table's edge
             # running across the line, moved by a shove, is learned)
             if (s.light_joins or self._edge_band is not None) and (solid & ~rooted).any():
-                joins = cv2.morphologyEx(light.astype(np.uint8), cv2.MORPH_OPEN, OPEN).astype(bool) \
-                    if s.light_joins else np.zeros_like(solid)
+                joins = cv2.morphologyEx(light.astype(np.uint8), cv2.MORPH_OPEN, OPEN) if s.light_joins \
+                    else np.zeros_like(raw)
                 if self._edge_band is not None:
-                    joins |= cv2.morphologyEx(raw, cv2.MORPH_OPEN, ACROSS).astype(bool) & self._edge_band
-                further, _ = self._bodies(changed | joins.astype(np.uint8), shown, solid, anchored=rooted)
+                    joins = joins | (cv2.morphologyEx(raw, cv2.MORPH_OPEN, ACROSS) & self._edge_band)
+                further, _ = self._bodies(cv2.bitwise_or(changed, joins), shown, solid, anchored=rooted)
                 if further is not None and (reach is None or further.beyond_mm > reach.beyond_mm):
                     reach = further
             self._strip.learn(strip, solid, rooted, light)
