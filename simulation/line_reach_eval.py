@@ -37,6 +37,7 @@ class ReachOutcome:
     called: str | None  # the body part of the shot's call; None: no call
     decided_t: float | None  # when a judge first decided there was a crossing (s), whether or not a shot claimed it
     judges: tuple[str, ...]  # which judges called ("pixels", "keypoints"), in order
+    warnings: tuple[str, ...] = ()  # the watch's review warnings (a call no shot claimed, one held back)
 
     @property
     def right(self) -> bool:
@@ -75,6 +76,7 @@ def referee_clip(clip: ReachClip, estimator: Callable[[np.ndarray], list[Person]
     shot_t = min(peak_t + SHOT_SEEN_AFTER_S, last_t) if truth.window is not None else None
     mapper = BoardMapper(clip.calibration, clip.profile)
     calls: list[PlayLineCrossing] = []
+    warnings: list[str] = []
     detector = None
     with PoseWatch(estimator, clip.profile, PoseConfig(), PlayLineSettings(), live=False, strip=strip) as watch:
         before = clip.frames.before()
@@ -88,10 +90,13 @@ def referee_clip(clip: ReachClip, estimator: Callable[[np.ndarray], list[Person]
                 shot_t = None
             watched = watch.update(t, image, clip.calibration, events, PLAYERS[0], balls)
             calls += [e for e in watched.events if isinstance(e, PlayLineCrossing)]
-        calls += [e for e in watch.finish().events if isinstance(e, PlayLineCrossing)]
+            warnings += [message for _, message in watched.warnings]
+        finished = watch.finish()
+        calls += [e for e in finished.events if isinstance(e, PlayLineCrossing)]
+        warnings += [message for _, message in finished.warnings]
         decided = watch.decided
     return ReachOutcome(truth, calls[0].body_part if calls else None, decided[0][1].t if decided else None,
-                        tuple(judge for judge, _ in decided))
+                        tuple(judge for judge, _ in decided), tuple(warnings))
 
 
 @dataclass(frozen=True)

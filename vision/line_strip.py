@@ -111,6 +111,9 @@ class LineStrip:
         self._band = (int(np.searchsorted(self._w, -s.width_band_mm)), int(np.searchsorted(self._w, s.width_band_mm)))
         self._tip_px = max(1, int(np.ceil(s.tip_mm2 / s.strip_mm_per_px ** 2)))
         self._looks = 0
+        # the furthest any body rooted on the player's side reached past the line on the last look, however wide (a
+        # head or a body too), its balls left out; None: nothing rooted, or nothing learned to compare with yet
+        self.rooted_beyond_mm: float | None = None
 
     def _pictures(self, length: float, w_from: float, w_to: float, res: float,
                   image_size: tuple[int, int]) -> _Pictures:
@@ -125,6 +128,11 @@ class LineStrip:
         return _Pictures(px.reshape(*uu.shape, 2), image_size, (self._origin, self._along, self._normal), float(u[0]),
                          w, res, s)
 
+    @property
+    def learned(self) -> bool:
+        """Whether the strip has a picture of the table to compare a look with (from its first look on)."""
+        return self._strip.learned
+
     def update(self, image: np.ndarray, balls: Sequence[tuple[float, float, float]] = ()) -> StripReach | None:
         """This frame's furthest reach of a shape rooted on the player's side (None: nothing rooted differs).
         `balls`: (u, v, radius px) of the balls detected in this frame (undistorted pixels, as detections are).
@@ -134,6 +142,7 @@ class LineStrip:
         strip = self._strip.sample(image)
         seen = self._strip.changed(strip)
         reach = None
+        self.rooted_beyond_mm = None
         if seen is not None:
             changed, light = seen
             raw = changed.astype(np.uint8)
@@ -150,14 +159,17 @@ class LineStrip:
             #   the table (a skin-toned palm over a tan table).
             # The pictures learn as before: a line is held out of them only as part of a body (a table's edge
             # running across the line, moved by a shove, is learned)
+            bodies = rooted
             if (s.light_joins or self._edge_band is not None) and (solid & ~rooted).any():
                 joins = cv2.morphologyEx(light.astype(np.uint8), cv2.MORPH_OPEN, OPEN) if s.light_joins \
                     else np.zeros_like(raw)
                 if self._edge_band is not None:
                     joins = joins | (cv2.morphologyEx(raw, cv2.MORPH_OPEN, ACROSS) & self._edge_band)
-                further, _ = self._bodies(cv2.bitwise_or(changed, joins), shown, solid, anchored=rooted)
+                further, joined = self._bodies(cv2.bitwise_or(changed, joins), shown, solid, anchored=rooted)
                 if further is not None and (reach is None or further.beyond_mm > reach.beyond_mm):
                     reach = further
+                bodies = rooted | joined
+            self.rooted_beyond_mm = self._tip_mm(bodies & solid & ~shown)
             self._strip.learn(strip, solid, rooted, light)
         if (self._looks - 1) % s.body_every_looks == 0:  # the view behind the line learns the table there
             behind = self._behind.sample(image)
@@ -267,6 +279,13 @@ class LineStrip:
             best = StripReach(beyond, self._strip.to_board(float(cols[tip_at]), float(rows[tip_at])),
                               self._strip.to_board(root_col, float(self._line_row)))
         return best, rooted
+
+    def _tip_mm(self, shape: np.ndarray) -> float | None:
+        """How far past the line the `tip_mm2` furthest of `shape` (a mask of the strip) begin (None: less shows)."""
+        behind = np.cumsum(np.count_nonzero(shape, axis=1)[::-1])
+        if not len(behind) or behind[-1] < self._tip_px:
+            return None
+        return float(self._w[len(behind) - 1 - int(np.searchsorted(behind, self._tip_px))])
 
     def _width_at_line(self, body: np.ndarray) -> float:
         """The widest a body spans (first to last pixel, holes and all) in the rows within `width_band_mm` of the

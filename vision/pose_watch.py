@@ -9,13 +9,18 @@ run applied saw a part of the shooter within `pose_near_mm` of the line and neit
 run's result counts `pose_join_s` (three frames) after its run, so a part first seen past the margin is too late
 to hurry the runs that call it (a head's lean from overhead was called up to 233 ms after its crossing, where
 issue 16 asks for 200). Otherwise it runs every `pose_interval_s`, and not while the crop looks as it did when pose
-last saw nobody at the line.
+last saw nobody at the line; but every `pose_release_interval_s` while its last run saw nobody and the pixels see a
+body at the line, however wide (a head leaning in from overhead: the model may miss a person one run and find them
+the next).
 
 The pixels past the line (`vision.line_strip`) are looked at in the frame loop itself (about 2 ms), every frame in
 a release window and every other frame outside one: a body there near the line opens the window too, and one past
 the margin in K of N frames is a call. Either judge's call counts, one per window; the keypoints name the part when
-they call too. A call from the pixels alone belongs to a shot seen at most `line_strip.release_before_s` after it
-was last over the line, and goes unwarned when no shot claims it (a hand lifting balls between shots).
+they call too. A keypoint call of an arm (a hand, a wrist, an elbow) waits until the pixels, once they have learned
+the table, see a body from the player's side past the line, and is a review warning if they do not before the window
+closes: an arm past the line is seen there, and the model may put the elbows of an arm held short past it. A call
+from the pixels alone belongs to a shot seen at most `line_strip.release_before_s` after it was last over the line,
+and goes unwarned when no shot claims it (a hand lifting balls between shots).
 
 A run's result is joined to the shot by its frame's time, in one of two modes:
 
@@ -71,6 +76,7 @@ THUMB_WIDTH = 64
 TURNS = (None, cv2.ROTATE_90_COUNTERCLOCKWISE, cv2.ROTATE_180, cv2.ROTATE_90_CLOCKWISE)
 CHANGED_GREY = 25
 CHANGED_FRACTION = 0.02
+ARM_PARTS = ("_hand", "_wrist", "_elbow")  # a keypoint call of these waits for the pixels to see a body past the line
 HEAD_REACH_MM = 150.0  # a shape past the line whose tip is this close to the head is the head (unless a hand is nearer)
 
 Estimator = Callable[[np.ndarray], list[Person]]  # `vision.pose.PoseEstimator`
@@ -234,8 +240,12 @@ class PoseWatch:
         self._strip_window: deque[StripReach | None] = deque(maxlen=settings.window_frames)
         self._window_called = False  # either judge called in the release window now open
         self._near = False  # the last run applied saw the shooter within `pose_near_mm` of the line
+        self._saw_nobody = True  # the last run applied saw nobody who may be shooting
         self._strip_frames = 0  # frames the pixels were offered (outside a window they look at every other one)
         self._people: list[Person] = []  # the people of the latest pose run applied (they name a part for pixels)
+        self._strip_past_t = -math.inf  # the latest look in which the pixels saw a body rooted behind the line past it
+        self._at_line = False  # the latest look saw a body rooted behind the line within `arm_mm` of it, however wide
+        self._unseen: PlayLineCrossing | None = None  # a keypoint call of an arm the pixels have not seen past the line
 
     def update(self, t: float, image: np.ndarray, calibration: Calibration, events: list[Event],
                to_play: str | None, balls: Sequence[tuple[float, float, float]] = ()) -> Watched:
@@ -269,7 +279,7 @@ class PoseWatch:
             settle = next((i for i, e in enumerate(events) if isinstance(e, TableSettled)), len(events)) \
                 if not self._held else 0
             if settle:
-                out += self._observe(events[:settle], to_play, t)
+                out += self._observe(events[:settle], to_play, t, warnings)
             self._held.append(_Held(t, events[settle:], to_play))  # it goes out once the run in flight is in
             return Watched(out, warnings)
         if any(isinstance(e, TableSettled) for e in events):
@@ -289,6 +299,7 @@ class PoseWatch:
         warnings: list[tuple[float, str]] = []
         while self._runs:
             self._apply(self._runs.popleft(), self._t, warnings)
+        self._drop_unseen(self._t, warnings)
         held, self._held = self._held, []
         out: list[Event] = []
         for frame in held:
@@ -321,20 +332,21 @@ class PoseWatch:
     def _frame(self, t: float, events: list[Event], to_play: str | None,
                warnings: list[tuple[float, str]]) -> list[Event]:
         """One frame's observations with the call in place; a held call no shot claimed in time is a warning."""
-        out = self._observe(events, to_play, t)
+        out = self._observe(events, to_play, t, warnings)
         out += self._claim(t)
         if self._pending is not None and t - self._pending.t > self._before_s():
             self._drop_pending(t, warnings)
-            self._reset(t)  # a lean at the next release is called again
+            self._reset(t, warnings)  # a lean at the next release is called again
         return out
 
-    def _observe(self, events: list[Event], to_play: str | None, t: float) -> list[Event]:
+    def _observe(self, events: list[Event], to_play: str | None, t: float,
+                 warnings: list[tuple[float, str]]) -> list[Event]:
         out: list[Event] = []
         for event in events:
             if isinstance(event, TableSettled):
                 out += self._claim(t)  # a call on the settling frame still belongs to the shot
                 self._shot = None
-                self._reset(t)  # the next shot gets its own call, even if the shooter never stepped back
+                self._reset(t, warnings)  # the next shot gets its own call, even if the shooter never stepped back
             out.append(event)
             if isinstance(event, ShotStarted):
                 self._shot = _Shot(event.t, event.player or to_play)
@@ -387,6 +399,7 @@ class PoseWatch:
         self._people = people
         furthest = max((r.beyond_mm for r in self._judge.shooter(people)), default=-math.inf)
         self._near = furthest > -self.config.pose_near_mm
+        self._saw_nobody = furthest == -math.inf
         if furthest > -self.config.pose_arm_mm:
             self._armed_until = max(self._armed_until, run.t + self.config.pose_interval_s)
         elif run.calibration is self._calibration:
@@ -395,8 +408,23 @@ class PoseWatch:
         call = self._judge.update(run.t, people, shooting=shooting)  # outside a window it forgets
         if not shooting and self._strip is None:  # else the pixels, seen every frame, say when the window closes
             self._window_called = False
-        if call is not None:
+        if call is None:
+            return
+        if self._unseen_past(call):
+            self._unseen = call  # until the pixels see a body past the line, or the window closes
+        else:
             self._call("keypoints", call, t, warnings)
+
+    def _unseen_past(self, call: PlayLineCrossing) -> bool:
+        """A keypoint call of an arm part (a hand, a wrist, an elbow) where the pixels, which have learned the table
+        past the line, saw no body rooted on the player's side past it in the time the judge's last N runs take: the
+        model may put the elbows of an arm held short, whose shadow falls over the line, past it (an overhead
+        composite: 62-68 mm past, the arm 13 mm short). A head is the keypoints' alone: pixels cannot tell a lean
+        from a stand."""
+        if self._strip is None or not call.body_part.endswith(ARM_PARTS):
+            return False
+        window_s = self.settings.window_frames * self.config.pose_release_interval_s
+        return self._strip.learned and self._strip_past_t < call.t - window_s - TIME_TOLERANCE_S
 
     def _watch_strip(self, t: float, image: np.ndarray, balls: Sequence[tuple[float, float, float]],
                      warnings: list[tuple[float, str]]) -> None:
@@ -412,10 +440,18 @@ class PoseWatch:
         assert self.strip_settings is not None
         if reach is not None and reach.beyond_mm > -self.strip_settings.arm_mm:
             self._armed_until = max(self._armed_until, t + self.config.pose_interval_s)
+        rooted = self._strip.rooted_beyond_mm
+        self._at_line = rooted is not None and rooted > -self.strip_settings.arm_mm
+        if rooted is not None and rooted > 0:
+            self._strip_past_t = t
         if t >= self._armed_until:
             self._strip_window.clear()
             self._window_called = False
+            self._drop_unseen(t, warnings)
             return
+        if self._unseen is not None and self._strip_past_t == t:  # the arm the keypoints saw is seen past the line
+            call, self._unseen = self._unseen, None
+            self._call("keypoints", replace(call, t=t), t, warnings)
         over_now = reach is not None and reach.beyond_mm > self.strip_settings.margin_mm
         self._strip_window.append(reach if over_now else None)
         if over_now and self._pending is not None and not self._pending_by_keypoints:
@@ -439,6 +475,16 @@ class PoseWatch:
         if self._pending is not None:
             self._drop_pending(t, warnings)
         self._pending, self._pending_by_keypoints = call, judge == "keypoints"
+
+    def _drop_unseen(self, t: float, warnings: list[tuple[float, str]]) -> None:
+        """A keypoint call of an arm the pixels never saw past the line, its window closed: no call, a review
+        warning."""
+        if self._unseen is not None:
+            call, self._unseen = self._unseen, None
+            part = call.body_part.replace("_", " ")
+            warnings.append((t, f"the keypoints put the {part} over the Play Line at {call.t:.2f}s (confidence "
+                                f"{call.confidence:.2f}), but nothing was seen past the line there; no call, please "
+                                "review"))
 
     def _drop_pending(self, t: float, warnings: list[tuple[float, str]]) -> None:
         """A call no shot claimed: a review warning when the keypoints saw a body part over the line (a shot vision
@@ -490,6 +536,8 @@ class PoseWatch:
         interval = self.config.pose_release_interval_s if armed else self.config.pose_interval_s
         if armed and self._near and not self._window_called:
             interval = 0.0  # a part near the line: the judge's K-th run over it comes K - 1 frames after the first
+        elif not armed and self._at_line and self._saw_nobody:
+            interval = self.config.pose_release_interval_s  # the pixels see a body at the line where pose saw nobody
         if self._last_look is not None and t - self._last_look < interval - TIME_TOLERANCE_S:
             return False
         self._last_look = t
@@ -523,9 +571,10 @@ class PoseWatch:
         return (t, f"the {call.body_part.replace('_', ' ')} crossed the Play Line at {call.t:.2f}s "
                      f"(confidence {call.confidence:.2f}) with no shot seen; no call, please review")
 
-    def _reset(self, t: float) -> None:
+    def _reset(self, t: float, warnings: list[tuple[float, str]]) -> None:
         """Both judges forget their windows, so the next crossing is called again."""
         assert self._judge is not None
         self._judge.update(t, [], shooting=False)
         self._strip_window.clear()
         self._window_called = False
+        self._drop_unseen(t, warnings)

@@ -67,6 +67,26 @@ def test_nothing_rooted_past_the_line_in_the_hard_negatives(clips):
     assert all(reach <= SETTINGS.margin_mm for reach in over.values()), over
 
 
+def test_a_body_too_wide_for_an_arm_is_no_reach_but_is_seen_past_the_line(clips):
+    """The furthest any body rooted behind the line reaches, however wide (`LineStrip.rooted_beyond_mm`): a head leaning
+    over the line is no arm's reach, yet it is seen far past the line; an arm's shadow over the line or a hand hovering
+    short of it is not past the line at all; on every frame it is at least the arm's reach."""
+    for clip in clips:
+        strip = LineStrip(clip.calibration, clip.profile, SETTINGS, (1280, 720))
+        strip.update(clip.frames.before())
+        reaches, rooted = [], []
+        for _, image in clip.frames():
+            reach = strip.update(image)
+            reaches.append(-np.inf if reach is None else reach.beyond_mm)
+            rooted.append(-np.inf if strip.rooted_beyond_mm is None else strip.rooted_beyond_mm)
+        name, kind = clip.truth.name, clip.truth.kind
+        assert all(r <= b for r, b in zip(reaches, rooted)), name
+        if kind == "head_lean":
+            assert max(reaches) < SETTINGS.margin_mm and max(rooted) > 150, name
+        if kind in ("shadow", "hover"):
+            assert max(rooted) < 0, name
+
+
 def lost_frames(clip, settings: LineStripSettings, from_mm: float) -> list[tuple[float, int, float]]:
     """The frames, from `from_mm` past the line to the clip's furthest, whose reach is off the truth by over 15 mm."""
     furthest_at = int(np.argmax(clip.beyond_mm))

@@ -17,7 +17,7 @@ from calibration.profile import load_profile
 from referee.cli import main
 from referee.session import RefereeSession, RunSpec
 from rules.events import BallSighting, Location, Place, PlayLineCrossing, ShotStarted, Snapshot, TableSettled
-from simulation.line_reach import reach_clips, view
+from simulation.line_reach import reach_clip, reach_clips, view
 from simulation.line_reach_eval import referee_clip
 from vision.config import DEFAULT_POSE_MODEL, LineStripSettings, PlayLineSettings, PoseConfig, SourceConfig
 from vision.play_line import PlayLineJudge
@@ -539,3 +539,74 @@ def test_the_crop_is_turned_as_numpy_turns_it(first_frame, turns):
     assert np.array_equal(cut, np.rot90(image[211:640, 37:1003], turns))
     assert not np.shares_memory(cut, image) and cut.flags["C_CONTIGUOUS"]
     assert np.array_equal(crop.uncut(cut), image[211:640, 37:1003])
+
+
+class ElbowsPast:
+    """A pose model that always finds the shooter with both elbows `beyond_mm` past the Play Line and the shoulders
+    behind it, in the crop it is given (the behind_play_line camera's, upright): on an overhead composite of an arm
+    held 13 mm short, its shadow over the line, the real model found such a person on three runs of six."""
+
+    def __init__(self, calibration, profile, beyond_mm=65.0):
+        line_y = profile.play_line[0][1]
+        crop = near_side_crop(calibration, PlayLineJudge(calibration, profile), profile,
+                              PoseConfig().pose_crop_margin_mm, (1280, 720))
+        points = {"left_shoulder": (250.0, -300.0), "right_shoulder": (390.0, -300.0),
+                  "left_elbow": (240.0, beyond_mm), "right_elbow": (400.0, beyond_mm)}
+        px = {name: calibration.board_to_image(np.array([[x, line_y + w]]))[0] for name, (x, w) in points.items()}
+        keypoints = tuple(Keypoint(name, *map(float, px.get(name, (0.0, 0.0))), 0.9 if name in px else 0.0)
+                          for name in COCO_KEYPOINTS)
+        self.person = in_crop(Person((0.0, 0.0, 1280.0, 720.0), 0.9, keypoints), crop)
+
+    def __call__(self, image):
+        return [self.person]
+
+
+def test_a_keypoint_call_of_an_arm_waits_for_the_pixels_to_see_it_past_the_line():
+    """The keypoints put both elbows 65 mm past the line through a clip. Where the arm is held short and only its
+    shadow falls over the line, the pixels see nothing past it: no call, a review warning (the keypoints alone would
+    call). Where the arm reaches over, the keypoints' call is made once the pixels see it past the line."""
+    shadow = reach_clip(0, seed=3, kinds=["shadow"])
+    reach = reach_clip(2, seed=2, kinds=["arm_reach"])
+    assert shadow.truth.preset == reach.truth.preset == "behind_play_line"
+    assert -20 < shadow.truth.peak_beyond_mm < 0 and reach.truth.peak_beyond_mm > 50
+    model = ElbowsPast(shadow.calibration, shadow.profile)
+
+    held = referee_clip(shadow, model)
+    assert held.called is None and "keypoints" not in held.judges
+    assert len(held.warnings) == 1 and "elbow over the Play Line" in held.warnings[0]
+    assert "nothing was seen past the line there; no call, please review" in held.warnings[0]
+    assert referee_clip(shadow, model, strip=None).called.endswith("_elbow")  # the keypoints alone
+
+    seen = referee_clip(reach, ElbowsPast(reach.calibration, reach.profile))
+    assert seen.called.endswith("_elbow") and "keypoints" in seen.judges and not seen.warnings
+    assert seen.decided_t >= reach.truth.crossing_start_t - 2 / FPS  # not before the arm came over the line
+
+
+def test_a_body_the_pixels_see_at_the_line_hurries_pose_where_pose_saw_nobody_there():
+    """A photographed player leans in over the line (from behind it): too wide at the line for an arm, the pixels leave
+    it to the keypoints. Where pose found nobody on its last run, the pixels seeing a body at the line bring its next
+    run on, every `pose_release_interval_s` as in a release window (a head lean from overhead was decided 300 ms after
+    its crossing: the run at 0.13 s found nobody and the next came 0.25 s later); where pose saw the player standing
+    well back, it runs every `pose_interval_s`, as it did before."""
+    config = PoseConfig()
+    clip = reach_clip(0, seed=2, kinds=["head_lean"])
+    assert clip.truth.preset == "behind_play_line"
+    crop = near_side_crop(clip.calibration, PlayLineJudge(clip.calibration, clip.profile), clip.profile,
+                          config.pose_crop_margin_mm, (1280, 720))
+    standing_back = in_crop(head_at(clip.calibration, clip.profile, -400.0), crop)
+
+    def runs(estimator, strip):
+        started = []
+        real_start = PoseWatch._start
+
+        def start(watch, t, image):
+            started.append(t)
+            real_start(watch, t, image)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(PoseWatch, "_start", start)
+            referee_clip(clip, estimator, strip)
+        before = np.array([t for t in started if 0 < t < clip.truth.crossing_start_t])
+        return np.diff(before)
+
+    assert np.allclose(runs(lambda crop: [], LineStripSettings()), config.pose_release_interval_s, atol=0.01)
+    assert np.allclose(runs(lambda crop: [standing_back], LineStripSettings()), config.pose_interval_s, atol=0.02)
