@@ -111,9 +111,7 @@ class LineStrip:
         self._band = (int(np.searchsorted(self._w, -s.width_band_mm)), int(np.searchsorted(self._w, s.width_band_mm)))
         self._tip_px = max(1, int(np.ceil(s.tip_mm2 / s.strip_mm_per_px ** 2)))
         self._looks = 0
-        # the furthest any body rooted on the player's side reached past the line on the last look, however wide (a
-        # head or a body too), its balls left out; None: nothing rooted, or nothing learned to compare with yet
-        self.rooted_beyond_mm: float | None = None
+        self._rooted_beyond: float | None = None
 
     def _pictures(self, length: float, w_from: float, w_to: float, res: float,
                   image_size: tuple[int, int]) -> _Pictures:
@@ -129,6 +127,12 @@ class LineStrip:
                          w, res, s)
 
     @property
+    def rooted_beyond_mm(self) -> float | None:
+        """How far past the line any body rooted on the player's side reached on the last look, however wide (a head or
+        a body too, which are no arm's reach), its balls left out; None: nothing rooted, or nothing learned yet."""
+        return self._rooted_beyond
+
+    @property
     def learned(self) -> bool:
         """Whether the strip has a picture of the table to compare a look with (from its first look on)."""
         return self._strip.learned
@@ -142,7 +146,7 @@ class LineStrip:
         strip = self._strip.sample(image)
         seen = self._strip.changed(strip)
         reach = None
-        self.rooted_beyond_mm = None
+        self._rooted_beyond = None
         if seen is not None:
             changed, light = seen
             raw = changed.astype(np.uint8)
@@ -169,7 +173,7 @@ class LineStrip:
                 if further is not None and (reach is None or further.beyond_mm > reach.beyond_mm):
                     reach = further
                 bodies = rooted | joined
-            self.rooted_beyond_mm = self._tip_mm(bodies & solid & ~shown)
+            self._rooted_beyond = self._tip_mm(bodies & solid & ~shown)
             self._strip.learn(strip, solid, rooted, light)
         if (self._looks - 1) % s.body_every_looks == 0:  # the view behind the line learns the table there
             behind = self._behind.sample(image)
