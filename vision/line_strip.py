@@ -173,7 +173,8 @@ class LineStrip:
                 if further is not None and (reach is None or further.beyond_mm > reach.beyond_mm):
                     reach = further
                 bodies = rooted | joined
-            self._rooted_beyond = self._tip_mm(bodies & solid & ~shown)
+            if bodies.any():  # most looks nothing is rooted: no masks made
+                self._rooted_beyond = self._tip_mm(bodies & solid & ~shown)
             self._strip.learn(strip, solid, rooted, light)
         if (self._looks - 1) % s.body_every_looks == 0:  # the view behind the line learns the table there
             behind = self._behind.sample(image)

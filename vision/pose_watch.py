@@ -442,14 +442,15 @@ class PoseWatch:
             self._armed_until = max(self._armed_until, t + self.config.pose_interval_s)
         rooted = self._strip.rooted_beyond_mm
         self._at_line = rooted is not None and rooted > -self.strip_settings.arm_mm
-        if rooted is not None and rooted > 0:
+        past = rooted is not None and rooted > 0
+        if past:
             self._strip_past_t = t
         if t >= self._armed_until:
             self._strip_window.clear()
             self._window_called = False
             self._drop_unseen(t, warnings)
             return
-        if self._unseen is not None and self._strip_past_t == t:  # the arm the keypoints saw is seen past the line
+        if self._unseen is not None and past:  # the arm the keypoints saw is seen past the line
             call, self._unseen = self._unseen, None
             self._call("keypoints", replace(call, t=t), t, warnings)
         over_now = reach is not None and reach.beyond_mm > self.strip_settings.margin_mm
