@@ -453,6 +453,20 @@ class SourceConfig:
 
 
 @dataclass(frozen=True)
+class OpenCvConfig:
+    """OpenCV's own thread pool, which is process-wide: the pipeline sets it when it is made."""
+
+    # 1: each OpenCV call runs on the thread that makes it. The frame loop, the decode thread and pose's keep 2 cores
+    # busy already, and a pool thread woken on a busy core costs more than its share of the work (benchmarks/README.md,
+    # issue 13's twenty-eighth stop: 2-20 % more frames a second on 2 cores, the records the same)
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.threads < 1:
+            raise ConfigError(f"pipeline config: 'opencv.threads' must be >= 1, got {self.threads}")
+
+
+@dataclass(frozen=True)
 class PipelineConfig:
     """Every stage's settings; each section is handed to its stage."""
 
@@ -471,6 +485,7 @@ class PipelineConfig:
     play_line: PlayLineSettings = field(default_factory=PlayLineSettings)
     line_strip: LineStripSettings = field(default_factory=LineStripSettings)
     source: SourceConfig = field(default_factory=SourceConfig)
+    opencv: OpenCvConfig = field(default_factory=OpenCvConfig)
 
     @staticmethod
     def from_dict(data: Any) -> PipelineConfig:

@@ -119,6 +119,7 @@ class VisionPipeline:
                  detector_factory: DetectorFactory, calibration: Calibration | None = None,
                  table_reader: TableReader | None = None, pose: PoseWatch | None = None,
                  record_tracks: bool = False) -> None:
+        cv2.setNumThreads(config.opencv.threads)  # process-wide (`OpenCvConfig`)
         self.game = game
         self.profile = profile
         self._ball_areas = game.ball_areas(profile)  # a ball found elsewhere on the table is its frame's, no ball

@@ -87,6 +87,7 @@ def test_a_game_config_splits_into_the_rules_and_the_pipeline():
     ({"detector": {"keep_split_share": 1.5}}, "0 <= keep_split_share <= 1"),
     ({"detector": {"split_look_delta": 0}}, "split_look_delta > 0"),
     ({"colour_model": {"min_lightness": 250}}, "min_lightness < max_lightness"),
+    ({"opencv": {"threads": 0}}, "'opencv.threads' must be >= 1"),
 ])
 def test_a_bad_setting_is_one_line_naming_it(data, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(")):

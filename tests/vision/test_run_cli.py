@@ -73,3 +73,25 @@ def test_a_truth_session_brings_its_game_config_and_config_overrides_it(clip, tm
                  "--config", str(config), "--out", str(tmp_path / "run2"), "--quiet"])
     assert code == 0
     assert json.loads((tmp_path / "run2" / "result.json").read_text())["config"]["target_points"] == 5
+
+
+def test_opencv_runs_on_the_threads_the_config_gives_and_they_change_no_call(clip, tmp_path):
+    """`pipeline.opencv.threads` sets OpenCV's process-wide pool when the pipeline is made; how many threads share
+    its work changes nothing recorded: the clip refereed with a pool of two and on one thread gives the same log."""
+    import cv2
+
+    rules = json.loads((clip / "truth.json").read_text())["config"]
+    before = cv2.getNumThreads()
+    logs = {}
+    try:
+        for threads in (2, 1):
+            config = tmp_path / f"config_{threads}.json"
+            config.write_text(json.dumps({**rules, "pipeline": {"opencv": {"threads": threads}}}))
+            out = tmp_path / f"run_{threads}"
+            assert main(["run", str(clip / "video.mp4"), "--game", "piratenbillard", "--session",
+                         str(clip / "truth.json"), "--config", str(config), "--out", str(out), "--quiet"]) == 0
+            assert cv2.getNumThreads() == threads
+            logs[threads] = [(out / name).read_bytes() for name in ("events.jsonl", "decisions.jsonl")]
+    finally:
+        cv2.setNumThreads(before)
+    assert logs[1] == logs[2] and b"table_settled" in logs[1][0]
