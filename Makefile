@@ -1,8 +1,4 @@
 # Two commands do everything on a fresh machine: `make demo` and `make test`.
-# Their set-up runs two jobs at once: the referee's environment is made while torch's (for the pose model's build) is,
-# both mostly downloads and unpacking (a fresh 2-core machine: 168 s together, 236 s one after the other). A target's
-# own recipe still runs line by line.
-MAKEFLAGS += --jobs=2
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,6 +9,12 @@ MODEL_VENV := .venv-models
 POSE_MODEL := models/build/yolo11n-pose-int8.onnx  # the referee's; build_pose.py writes it last, after the float one
 
 .PHONY: demo test env models clean browser
+
+# The set-up of demo and test, in a make of its own with two jobs: the referee's environment is made while torch's (for
+# the pose model's build) is, both mostly downloads and unpacking (a fresh 2-core machine: 168 s together, 236 s one
+# after the other). The rest of each recipe runs line by line, and goals named together (`make clean test`) one after
+# the other.
+SET_UP = $(MAKE) --no-print-directory --jobs=2
 
 env: $(STAMP)
 
@@ -54,7 +56,8 @@ SAMPLE := sample_videos/starcluster/full_game
 REFEREED := sample_videos/starcluster/chain_grand_slam
 RUN := $(OUT)/run
 
-demo: $(STAMP) $(POSE_MODEL)
+demo:
+	@$(SET_UP) env models
 	$(BIN)/referee replay examples/starcluster_full_game.jsonl --game starcluster --out $(OUT)
 	$(BIN)/referee calibrate $(SAMPLE)/video.mp4 --profile starcluster --out $(OUT)/calibration.json --preview $(OUT)/calibration.png
 	$(BIN)/referee run $(REFEREED)/video.mp4 --game starcluster --session $(REFEREED)/truth.json --out $(RUN) --annotate --fresh
@@ -73,7 +76,8 @@ demo: $(STAMP) $(POSE_MODEL)
 # and its module fixtures are made once): one per core, at most 4 (the longest file takes about 3 minutes);
 # TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
-test: $(STAMP) $(POSE_MODEL) browser
+test:
+	@$(SET_UP) env models browser
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
