@@ -321,29 +321,46 @@ def run_batch(matches: Sequence[MatchSpec], out: Path,
 
 
 def join_reels(reels: Sequence[tuple[str, Path]], out: Path) -> Path:
-    """The matches' reels one after another, each after a one-second card naming its match, in one H.264 file
-    (frames scaled to the first reel's size), written atomically."""
+    """The matches' reels one after another, each after a one-second card naming its match, in one H.264 file,
+    written atomically. A reel encoded as the first one is (the same size, frame rate and time base: matches filmed
+    alike) is copied into it as it is, packet for packet; any other is first encoded again at the first one's size."""
+    import tempfile
+
     import cv2
     import numpy as np
 
     from review.annotate import written_atomically
     from review.overlay import put_text, text_width
-    from vision.video_io import VideoWriter, probe, read_frames
+    from vision.video_io import VideoWriter, encoded_alike, join_videos, probe, read_frames
 
     first = probe(reels[0][1])
     width, height, fps = first.width, first.height, first.fps
-    with written_atomically(out) as partial, VideoWriter(partial, width, height, fps) as writer:
-        for match_id, reel in reels:
-            card = np.zeros((height, width, 3), np.uint8)
-            size = height / 720 * 1.4
-            text = f"MATCH {match_id}"
-            put_text(card, text, ((width - text_width(text, size, 2)) // 2, height // 2), size, (255, 255, 255), 2)
-            for _ in range(max(1, round(fps))):
-                writer.write(card)
+
+    def alike(path: Path) -> VideoWriter:
+        return VideoWriter(path, width, height, fps, time_base=first.time_base)
+
+    def encoded_again(reel: Path, path: Path) -> Path:
+        with alike(path) as writer:
             for frame in read_frames(reel):
                 image = frame.image
                 if image.shape[:2] != (height, width):
                     image = cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA)
-                writer.write(image)
-    return out
+                writer.write(image, frame.t)
+        return path
 
+    with tempfile.TemporaryDirectory(prefix="day-reel-") as temp:
+        parts: list[Path] = []
+        for number, (match_id, reel) in enumerate(reels):
+            card = np.zeros((height, width, 3), np.uint8)
+            size = height / 720 * 1.4
+            text = f"MATCH {match_id}"
+            put_text(card, text, ((width - text_width(text, size, 2)) // 2, height // 2), size, (255, 255, 255), 2)
+            card_path = Path(temp) / f"{number}_card.mp4"
+            with alike(card_path) as writer:
+                for k in range(max(1, round(fps))):
+                    writer.write(card, k / fps)
+            parts += [card_path, reel if encoded_alike(card_path, reel) else
+                      encoded_again(reel, Path(temp) / f"{number}_reel.mp4")]
+        with written_atomically(out) as partial:
+            join_videos(parts, partial, 1 / fps)
+    return out

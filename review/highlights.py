@@ -14,9 +14,10 @@ start. A clip never starts at a keyframe just because one is near.
 
 from __future__ import annotations
 
+import tempfile
 import time
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from review.record import MOMENT_KINDS, SAME_S, Caption, ReviewError
 from review.settings import ClipSettings
 from rules.files import write_json_atomically
 from rules.games import TITLES
-from vision.video_io import VideoWriter, read_frames
+from vision.video_io import VideoWriter, join_videos, read_frames
 
 INDEX_FORMAT = "table-referee/highlights@1"
 
@@ -114,7 +115,10 @@ def plan_clips(captions: tuple[Caption, ...], settings: ClipSettings,
 def write_highlights(review: Review, out_dir: str | Path, settings: ClipSettings = ClipSettings(),
                      progress: bool = False) -> HighlightSet:
     """Cut every planned clip from the source with the overlay, join them with title cards in the reel,
-    and write the index."""
+    and write the index.
+
+    Each clip is encoded once: the reel copies the clips' packets (`vision.video_io.join_videos`) after title cards
+    encoded alike, so the reel shows each clip exactly as its file does, for about half the encoding."""
     out_dir = Path(out_dir)
     info = review.info
     plans = plan_clips(review.record.captions, settings, info.duration_s or None)
@@ -124,31 +128,33 @@ def write_highlights(review: Review, out_dir: str | Path, settings: ClipSettings
     reel: Written | None = None
     started = time.perf_counter()
     with tqdm(total=expected or None, unit="frame", desc="highlights", disable=not progress, leave=False,
-              dynamic_ncols=True) as bar:
-        if plans:
+              dynamic_ncols=True) as bar, tempfile.TemporaryDirectory(prefix="highlights-cards-") as cards:
+        cut = []
+        for number, plan in enumerate(plans, start=1):
+            cut.append(_cut(review, plan, number, len(plans), out_dir, Path(cards), card_frames, bar))
+        if cut:
             reel_path = out_dir / HIGHLIGHTS_REEL_FILE
-            with written_atomically(reel_path) as partial, \
-                    VideoWriter(partial, info.width, info.height, info.fps, time_base=info.time_base) as joined:
-                reel_t = 0.0
-                for number, plan in enumerate(plans, start=1):
-                    clip, reel_t = _cut(review, plan, number, len(plans), out_dir, joined, reel_t, card_frames, bar)
-                    clips.append(clip)
-                reel = Written(reel_path, joined.frames_written, 0.0, reel_t - 1 / info.fps,
-                               time.perf_counter() - started)
+            parts = [part for clip, card in cut for part in ((card,) if card else ()) + (out_dir / clip.file,)]
+            with written_atomically(reel_path) as partial:
+                starts = dict(zip(parts, join_videos(parts, partial, 1 / info.fps)))
+            clips = [replace(clip, reel_start_s=starts[out_dir / clip.file]) for clip, _ in cut]
+            last = clips[-1]
+            reel = Written(reel_path, sum(c.frames for c in clips) + card_frames * len(clips), 0.0,
+                           last.reel_start_s + last.last_t - last.first_t, time.perf_counter() - started)
     index = out_dir / HIGHLIGHTS_INDEX_FILE
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomically(index, _index(review, settings, clips, reel))
     return HighlightSet(tuple(clips), reel, index)
 
 
-def _cut(review: Review, plan: ClipPlan, number: int, count: int, out_dir: Path, reel: VideoWriter,
-         reel_t: float, card_frames: int, bar: tqdm) -> tuple[Clip, float]:
-    """Write one clip, and its title card and frames to the reel; returns the clip and the reel's next time."""
+def _cut(review: Review, plan: ClipPlan, number: int, count: int, out_dir: Path, cards: Path, card_frames: int,
+         bar: tqdm) -> tuple[Clip, Path | None]:
+    """Write one clip, and its title card to a file in `cards` (none when it has no frames); the clip's place in
+    the reel is set once the reel is joined."""
     info = review.info
     name = f"{number:02d}_{plan.kinds[0]}.mp4"
-    step = 1 / info.fps
     first_t = last_t = None
-    reel_start = reel_t + card_frames * step
+    card_path = None
     with written_atomically(out_dir / name) as partial, \
             VideoWriter(partial, info.width, info.height, info.fps, time_base=info.time_base) as writer, \
             closing(read_frames(review.source, start_s=plan.start_s)) as frames:
@@ -158,20 +164,26 @@ def _cut(review: Review, plan: ClipPlan, number: int, count: int, out_dir: Path,
             image = review.overlay.render(frame)
             if first_t is None:
                 first_t = frame.t
-                card = _title_card(image, review, plan, number, count)
-                for k in range(card_frames):
-                    reel.write(card, reel_t + k * step)
-                    bar.update()
+                if card_frames:
+                    card_path = cards / name
+                    _write_card(card_path, _title_card(image, review, plan, number, count), card_frames, review)
+                    bar.update(card_frames)
             last_t = frame.t
             writer.write(image, frame.t - first_t)
-            reel.write(image, reel_start + frame.t - first_t)
             bar.update()
         if first_t is None or last_t is None:
             raise ReviewError(f"{review.source} has no frames between {plan.start_s:.2f} s and {plan.end_s:.2f} s, "
                               "where the run made calls; pass the video the run refereed")
         frames_written = writer.frames_written
-    clip = Clip(name, plan, first_t, last_t, frames_written, reel_start)
-    return clip, reel_start + (last_t - first_t) + step
+    return Clip(name, plan, first_t, last_t, frames_written, 0.0), card_path
+
+
+def _write_card(path: Path, card: np.ndarray, frames: int, review: Review) -> None:
+    """A title card held for `frames` frames, encoded as the clips are so the reel can copy it beside them."""
+    info = review.info
+    with VideoWriter(path, info.width, info.height, info.fps, time_base=info.time_base) as writer:
+        for k in range(frames):
+            writer.write(card, k / info.fps)
 
 
 def _title_card(image: np.ndarray, review: Review, plan: ClipPlan, number: int, count: int) -> np.ndarray:

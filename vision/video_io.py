@@ -8,6 +8,9 @@ thread: the referee decodes on a thread beside its frame loop
 (`vision.sources`), which has the second core; with FFmpeg's frame threads as
 well the whole referee measured the same within this machine's noise (issue 13,
 two samples, alternating runs), while decoding alone is faster with them.
+
+Files written alike (one VideoWriter's settings) can be joined without decoding them (`join_videos`): their
+packets are copied, so the highlights' reel shows its clips exactly and costs next to nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Generator
+from typing import Any, Generator, Sequence
 
 import av
 import numpy as np
@@ -167,3 +170,60 @@ class VideoWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _encoding(stream: Any) -> tuple[Any, ...]:
+    """What two streams must share for one's packets to follow the other's in one file: codec, frame size, pixel
+    format, time base and the stream headers (H.264's SPS and PPS). One VideoWriter's settings make them alike."""
+    context = stream.codec_context
+    return context.name, context.width, context.height, context.format.name, stream.time_base, context.extradata
+
+
+def encoded_alike(first: str | Path, second: str | Path) -> bool:
+    """Whether `join_videos` can put the two files' frames in one stream as they are."""
+    with _open(Path(first)) as one, _open(Path(second)) as other:
+        return _encoding(one.streams.video[0]) == _encoding(other.streams.video[0])
+
+
+def join_videos(parts: Sequence[str | Path], path: str | Path, step_s: float) -> tuple[float, ...]:
+    """The parts' frames one after another in one MP4, their packets copied: nothing is decoded or encoded again, so
+    a part's frames are in the file exactly as they are in the part, and joining costs next to nothing.
+
+    Each part starts `step_s` after the last frame of the one before (the first at 0), or later where the decoder's
+    order needs it (a part whose first frames the encoder reordered far back). Every part must be encoded alike
+    (`encoded_alike`). Returns each part's start time in the file.
+    """
+    path = Path(path)
+    container = av.open(str(path), mode="w")
+    try:
+        stream = None
+        encoding: tuple[Any, ...] = ()
+        starts = []
+        end: int | None = None  # the last part's last presentation time and decode time, in the time base
+        last_dts = 0
+        for part in map(Path, parts):
+            with _open(part) as source:
+                given = source.streams.video[0]
+                if stream is None:
+                    stream, encoding = container.add_stream_from_template(given), _encoding(given)
+                elif _encoding(given) != encoding:
+                    raise VideoError(f"{part} is not encoded like {parts[0]} (codec, size, time base or stream "
+                                     "headers differ), so its frames cannot be copied after them; re-encode it alike")
+                packets = [(packet, packet.pts, packet.dts) for packet in source.demux(given)
+                           if packet.pts is not None and packet.dts is not None]
+                if not packets:
+                    raise VideoError(f"{part} holds no frames to join; pass the parts that were written")
+                first = min(pts for _, pts, _ in packets)
+                offset = -first
+                if end is not None:
+                    step = round(Fraction(step_s) / _time_base(given, part))
+                    offset = max(end + step, last_dts + 1 - packets[0][2]) - first
+                for packet, pts, dts in packets:
+                    packet.pts, packet.dts, packet.stream = pts + offset, dts + offset, stream
+                    container.mux(packet)
+                starts.append(float((first + offset) * _time_base(given, part)))
+                end = max(pts for _, pts, _ in packets) + offset
+                last_dts = packets[-1][2] + offset
+    finally:
+        container.close()
+    return tuple(starts)

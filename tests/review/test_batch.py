@@ -12,14 +12,20 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
+from fractions import Fraction
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 
 from record.batch import read_manifest, read_stamp
 from referee import __version__
-from referee.batch import pose_model_for
+from referee.batch import join_reels, pose_model_for
 from referee.cli import main
+from runs import CHROMIUM, CHROMIUM_ARGS
+from vision.video_io import VideoWriter, read_frames
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_videos"
 SC = SAMPLES / "starcluster" / "play_line_foul"  # 395 frames
@@ -86,7 +92,13 @@ def test_a_pool_referees_every_match_as_the_single_commands_do_and_skips_complet
         assert (folder / "report.html").stat().st_size > 10_000
     error = json.loads((out / "matches" / "broken" / "error.json").read_text())
     assert "notes.mp4" in error["error"] and not (out / "matches" / "broken" / "complete.json").exists()
-    assert (out / "tournament.html").is_file() and (out / "reel.mp4").stat().st_size > 10_000
+    # the day's reel: each match's reel exactly, copied after a one-second card, and a browser plays it to its end
+    day, reels = list(read_frames(out / "reel.mp4")), [
+        list(read_frames(out / "matches" / m / "run" / "highlights" / "reel.mp4")) for m in ("sc-1", "pb-1")]
+    assert len(day) == 30 + len(reels[0]) + 30 + len(reels[1])
+    assert all(np.array_equal(a.image, b.image) for a, b in zip(day[30:], reels[0]))
+    assert all(np.array_equal(a.image, b.image) for a, b in zip(day[60 + len(reels[0]):], reels[1]))
+    assert _played_to_end(out / "tournament.html") == pytest.approx(day[-1].t + 1 / 30, abs=0.01)
 
     stamps = {m: (out / "matches" / m / "complete.json").stat().st_mtime_ns for m in ("sc-1", "pb-1")}
     assert main(["batch", str(manifest), "--out", str(out), "--jobs", "2", "--quiet"]) == 1
@@ -170,6 +182,51 @@ def test_ctrl_c_leaves_no_match_counted_complete_that_is_not(tmp_path: Path, sin
         _same_record(out / "matches" / name / "run", single[name])
     if not _counts(out)["skipped"]:  # the interrupted run was kept aside, not written over
         assert list((out / "matches" / "sc-1").glob("run.replaced-*"))
+
+
+def test_the_days_reel_copies_reels_filmed_alike_and_scales_the_others_after_a_card_naming_each_match(
+        tmp_path: Path) -> None:
+    def reel(name: str, width: int, height: int, frames: int, shade: int) -> Path:
+        path = tmp_path / f"{name}.mp4"
+        with VideoWriter(path, width, height, 30, time_base=Fraction(1, 15360)) as writer:  # as highlights writes
+            for k in range(frames):
+                image = np.full((height, width, 3), shade, np.uint8)
+                image[:, : (k + 1) * width // (frames + 1)] = (40, 180, 230)  # a bar that grows frame by frame
+                writer.write(image)
+        return path
+
+    reels = [("sc-1", reel("a", 160, 96, 8, 90)), ("pb-1", reel("b", 160, 96, 6, 120)),
+             ("pb-2", reel("wide", 320, 192, 5, 150))]
+    out = join_reels(reels, tmp_path / "day" / "reel.mp4")
+    day = list(read_frames(out))
+    own = {match: list(read_frames(path)) for match, path in reels}
+    assert len(day) == 3 * 30 + 8 + 6 + 5 and all(a.t < b.t for a, b in zip(day, day[1:]))
+    copied = day[30:38] + day[68:74]
+    assert all(np.array_equal(a.image, b.image) for a, b in zip(copied, own["sc-1"] + own["pb-1"]))
+    scaled = [cv2.resize(f.image, (160, 96), interpolation=cv2.INTER_AREA) for f in own["pb-2"]]
+    assert all(f.image.shape == (96, 160, 3) for f in day) and min(
+        cv2.PSNR(a.image, b) for a, b in zip(day[104:], scaled)) > 30
+    cards = [day[0].image, day[38].image, day[74].image]
+    assert all(card[:20].max() < 10 and card.max() > 200 for card in cards)  # black, with the match's name in white
+    assert not np.array_equal(cards[0], cards[1])
+
+
+def _played_to_end(page: Path) -> float:
+    """Open the page in Debian's Chromium, play its video to the end, fast, and return where it ended (seconds)."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
+                                                                args=CHROMIUM_ARGS)
+        try:
+            tab = context.new_page()
+            tab.goto(page.as_uri(), wait_until="load")
+            tab.evaluate("() => { const v = document.querySelector('video'); v.muted = true; v.playbackRate = 16;"
+                         " return v.play(); }")
+            tab.wait_for_function("document.querySelector('video').ended", timeout=60_000)
+            return float(tab.evaluate("document.querySelector('video').currentTime"))
+        finally:
+            context.close()
 
 
 def _default_sigint() -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.video_io import VideoError, VideoWriter, probe, read_frames
+from vision.video_io import VideoError, VideoWriter, encoded_alike, join_videos, probe, read_frames
 
 
 def _frame(i: int, width: int = 160, height: int = 96) -> np.ndarray:
@@ -96,3 +96,42 @@ def test_truncated_mp4_is_a_clear_error(clip, tmp_path):
 def test_odd_frame_size_is_refused(tmp_path):
     with pytest.raises(VideoError, match="even frame size"):
         VideoWriter(tmp_path / "odd.mp4", 161, 96, fps=30)
+
+
+def _written(path: Path, times: list[float], first: int = 0, width: int = 160) -> Path:
+    with VideoWriter(path, width, 96, fps=30) as writer:
+        for k, t in enumerate(times):
+            writer.write(_frame(first + k, width), t)
+    return path
+
+
+def test_joined_videos_hold_each_parts_frames_exactly_one_frame_after_the_last(tmp_path):
+    parts = [_written(tmp_path / "a.mp4", [k / 30 for k in range(7)]),
+             _written(tmp_path / "b.mp4", [k / 30 for k in range(11)], first=7),
+             _written(tmp_path / "c.mp4", [k / 30 for k in range(5)], first=18)]
+    starts = join_videos(parts, tmp_path / "joined.mp4", 1 / 30)
+    assert starts == pytest.approx((0.0, 7 / 30, 18 / 30), abs=1e-4)
+    joined = list(read_frames(tmp_path / "joined.mp4"))
+    own = [frame for part in parts for frame in read_frames(part)]
+    assert [f.t for f in joined] == pytest.approx([k / 30 for k in range(23)], abs=1e-4)
+    assert len(joined) == 23 and all(np.array_equal(a.image, b.image) for a, b in zip(joined, own))
+    assert [_square_x(f.image) for f in joined] == [8 + 4 * k for k in range(23)]
+
+
+def test_a_part_whose_frames_the_encoder_reordered_far_back_starts_later_not_out_of_order(tmp_path):
+    """A part from a source with a gap in its first frames: its first decode time lies far before its first
+    frame, so right after the last part it would decode before that part's end."""
+    parts = [_written(tmp_path / "a.mp4", [k / 30 for k in range(6)]),
+             _written(tmp_path / "b.mp4", [0.0, 0.5, 1.0, 1.0 + 1 / 30, 1.0 + 2 / 30, 1.0 + 3 / 30])]
+    starts = join_videos(parts, tmp_path / "joined.mp4", 1 / 30)
+    assert starts[1] > 6 / 30 + 1e-3
+    joined = list(read_frames(tmp_path / "joined.mp4"))
+    assert len(joined) == 12 and all(a.t < b.t for a, b in zip(joined, joined[1:]))
+    assert [_square_x(f.image) for f in joined] == [8 + 4 * k for k in range(6)] * 2
+
+
+def test_parts_encoded_differently_are_refused_with_the_part_named(tmp_path):
+    parts = [_written(tmp_path / "a.mp4", [0.0, 1 / 30]), _written(tmp_path / "wide.mp4", [0.0, 1 / 30], width=192)]
+    assert encoded_alike(parts[0], parts[0]) and not encoded_alike(*parts)
+    with pytest.raises(VideoError, match="wide.mp4 is not encoded like .*a.mp4"):
+        join_videos(parts, tmp_path / "joined.mp4", 1 / 30)
