@@ -85,6 +85,26 @@ def test_two_balls_of_one_colour_in_one_space_count_two_where_a_shot_of_theirs_o
         assert sorted((b.owner, b.at) for b in reading.balls) == sorted((b.owner, b.at) for b in one.balls)
 
 
+def test_a_ball_gone_from_its_space_at_a_shots_settle_is_found_as_a_new_pair_on_one_of_its_players_balls():
+    """Red's ball was struck unseen from (2,1) onto red's own ball at (5,3) (piratenbillard_v32: struck out of a
+    full row, never seen in flight), and blue's shot closes the settle: red is a ball short, and the pair's pixels
+    at (5,3) are where it went. With no shot closing the settle (a re-settle after a hand), a ball gone was lifted,
+    and the pixels alone make no pair."""
+    from rules.events import BallSighting, Snapshot
+    profile, match, renderer, mapper, detector = _setup("piratenbillard")
+    x, y = profile.space_center(5, 3)
+    r = profile.ball_diameter_mm / 2
+    here, left = Location.cell_at(5, 3), Location.cell_at(2, 1)
+    image, _ = renderer.render(SimFrame(0, 0.0, (BallPose(0, "red", x, y, r), BallPose(1, "red", x + 8, y, r),
+                                                 BallPose(2, "blue", *profile.space_center(2, 6), r))))
+    before = Snapshot((BallSighting("red", here), BallSighting("red", left),
+                       BallSighting("blue", Location.cell_at(2, 6))))
+    found = read_table(image, mapper, detector, previous=before, shooter="blue").snapshot
+    assert [b.at for b in found.balls if b.owner == "red"] == [here, here] and found.count("blue") == 1
+    lifted = read_table(image, mapper, detector, previous=before).snapshot
+    assert [b.at for b in lifted.balls if b.owner == "red"] == [here]
+
+
 def test_a_ball_hidden_by_one_that_landed_on_it_stays_counted_but_a_gone_one_does_not_come_back():
     """A capture seen from behind the Play Line: the landing red ball sits 3 mm in front of blue's ball, of which
     0-5 % shows (piratenbillard full_game: the capture went unseen). Blue lay there at the last settle and did
