@@ -181,14 +181,14 @@ def read_table(image: np.ndarray, mapper: BoardMapper, detector: ColourDetector,
 
     `shooter`: the player whose shot this settle ends (None: none since the last settle). Where balls stack, only
     theirs can make a new pair of one colour in a place, or, at a shot's settle, those of a player a ball of whose
-    is detected nowhere: a strike nobody saw may have landed it on one of theirs. `unexplained` (None: not followed), in a game where a shot
-    brings a new ball onto the table: when no new ball of the shooter's was read anywhere, and exactly one place the
-    bare table shows empty now differs from it by `present_delta`, with no ball read in it or detected near it and
-    not among the last reading's `unexplained`, the shooter's ball is there, unrecognised, read at
-    `unrecognised_confidence` (flagged for the umpire). A small far marble whose colour the video washes out is still
-    a ball by its shape and shading (starcluster_v8: a peach marble 10 px wide in its far slot, a* 4 b* 11 where a* 28
-    b* 28 was given, the table's own hue; its disc differed from the empty slot by far more than empty slots do). The
-    reading's `unexplained` places are those left changed and unread.
+    is detected nowhere: a strike nobody saw may have landed it on one of theirs. `unexplained` (None: not
+    followed), in a game where a shot brings a new ball onto the table: when no new ball of the shooter's was read
+    anywhere, and exactly one place the bare table shows empty now differs from it by `present_delta`, with no ball
+    read in it or detected near it and not among the last reading's `unexplained`, the shooter's ball is there,
+    unrecognised, read at `unrecognised_confidence` (flagged for the umpire). A small far marble whose colour the
+    video washes out is still a ball by its shape and shading (starcluster_v8: a peach marble 10 px wide in its far
+    slot, a* 4 b* 11 where a* 28 b* 28 was given, the table's own hue; its disc differed from the empty slot by far
+    more than empty slots do). The reading's `unexplained` places are those left changed and unread.
     """
     profile = mapper.profile
     many = profile.stacking
