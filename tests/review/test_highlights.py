@@ -111,3 +111,21 @@ def test_star_cluster_moments_become_clips(sc_run):
     merged = plan_clips(captions, ClipSettings(lead_s=3.0, tail_s=3.0))
     assert len(merged) < len(short) and sum(len(p.moments) for p in merged) == 5
     assert all(a.end_s < b.start_s for a, b in zip(merged, merged[1:]))
+
+
+def test_a_reel_without_cards_is_its_clips_back_to_back_frame_for_frame(sc_run, tmp_path):
+    """`--card 0`, short clips (five on chain_grand_slam): the reel is every clip's frames, exactly, each clip one
+    frame after the last one's end, as the index says."""
+    source = Path(json.loads((sc_run / "result.json").read_text())["source"]["video"])
+    out = tmp_path / "highlights"
+    assert main(["highlights", str(sc_run), str(source), "--out", str(out), "--lead", "0.5", "--tail", "1",
+                 "--card", "0", "--quiet"]) == 0
+    clips = json.loads((out / "index.json").read_text())["clips"]
+    reel = list(read_frames(out / "reel.mp4"))
+    own = [list(read_frames(out / clip["file"])) for clip in clips]
+    assert len(clips) >= 3 and len(reel) == sum(len(frames) for frames in own)
+    assert all(np.array_equal(a.image, b.image) for a, b in zip(reel, [f for frames in own for f in frames]))
+    ends = [0.0] + [clip["reel_start_s"] + frames[-1].t + 1 / 30 for clip, frames in zip(clips, own)]
+    assert [clip["reel_start_s"] for clip in clips] == pytest.approx(ends[:-1], abs=1e-3)
+    starts = [reel[sum(len(f) for f in own[:k])].t for k in range(len(own))]
+    assert starts == pytest.approx([clip["reel_start_s"] for clip in clips], abs=1e-3)
