@@ -17,6 +17,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rules.files import write_json_atomically
 from rules.replay import read_log, replay
@@ -84,6 +85,43 @@ def open_report(html: Path, screenshot: Path) -> PageCheck:
         finally:
             context.close()
     return check
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the browser saw: console errors, every URL asked for besides the page, and the script's answer."""
+
+    errors: tuple[str, ...]
+    requests: tuple[str, ...]
+    dom: dict[str, Any]
+
+
+def browse(pages: list[Path], script: str, wait_for: str | None = None) -> list[Seen]:
+    """Open each page in Debian's Chromium as `open_report` does, and run `script` on it (a promise it returns is
+    awaited)."""
+    from playwright.sync_api import sync_playwright
+
+    seen = []
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1200, "height": 900})
+        try:
+            for html_path in pages:
+                errors: list[str] = []
+                requests: list[str] = []
+                page = context.new_page()
+                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.on("request", lambda r: requests.append(r.url) if r.url != html_path.as_uri() else None)
+                page.goto(html_path.as_uri(), wait_until="load")
+                if wait_for:
+                    page.wait_for_function(wait_for, timeout=10_000)
+                seen.append(Seen(tuple(errors), tuple(requests), page.evaluate(script)))
+                page.close()
+        finally:
+            context.close()
+    return seen
 
 
 def make_docs_screenshot(out_png: Path) -> None:

@@ -12,7 +12,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -24,13 +23,22 @@ from record.batch import read_manifest, read_stamp
 from referee import __version__
 from referee.batch import join_reels, pose_model_for
 from referee.cli import main
-from runs import CHROMIUM, CHROMIUM_ARGS
+from runs import browse
 from vision.video_io import VideoWriter, read_frames
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_videos"
 SC = SAMPLES / "starcluster" / "play_line_foul"  # 395 frames
 PB = SAMPLES / "piratenbillard" / "capture"  # 185 frames
 RECORD = ("events.jsonl", "decisions.jsonl")
+
+# The page's video played to its end, fast: where it ended (seconds).
+PLAY_TO_END = """() => new Promise((resolve, reject) => {
+  const video = document.querySelector('video');
+  video.muted = true;
+  video.playbackRate = 16;
+  video.onended = () => resolve(video.currentTime);
+  video.play().catch(reject);
+})"""
 
 
 def _manifest(folder: Path, broken: bool = True) -> Path:
@@ -98,7 +106,8 @@ def test_a_pool_referees_every_match_as_the_single_commands_do_and_skips_complet
     assert len(day) == 30 + len(reels[0]) + 30 + len(reels[1])
     assert all(np.array_equal(a.image, b.image) for a, b in zip(day[30:], reels[0]))
     assert all(np.array_equal(a.image, b.image) for a, b in zip(day[60 + len(reels[0]):], reels[1]))
-    assert _played_to_end(out / "tournament.html") == pytest.approx(day[-1].t + 1 / 30, abs=0.01)
+    [played] = browse([out / "tournament.html"], PLAY_TO_END)
+    assert played.dom == pytest.approx(day[-1].t + 1 / 30, abs=0.01)
 
     stamps = {m: (out / "matches" / m / "complete.json").stat().st_mtime_ns for m in ("sc-1", "pb-1")}
     assert main(["batch", str(manifest), "--out", str(out), "--jobs", "2", "--quiet"]) == 1
@@ -209,24 +218,6 @@ def test_the_days_reel_copies_reels_filmed_alike_and_scales_the_others_after_a_c
     cards = [day[0].image, day[38].image, day[74].image]
     assert all(card[:20].max() < 10 and card.max() > 200 for card in cards)  # black, with the match's name in white
     assert not np.array_equal(cards[0], cards[1])
-
-
-def _played_to_end(page: Path) -> float:
-    """Open the page in Debian's Chromium, play its video to the end, fast, and return where it ended (seconds)."""
-    from playwright.sync_api import sync_playwright
-
-    with tempfile.TemporaryDirectory() as profile, sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
-                                                                args=CHROMIUM_ARGS)
-        try:
-            tab = context.new_page()
-            tab.goto(page.as_uri(), wait_until="load")
-            tab.evaluate("() => { const v = document.querySelector('video'); v.muted = true; v.playbackRate = 16;"
-                         " return v.play(); }")
-            tab.wait_for_function("document.querySelector('video').ended", timeout=60_000)
-            return float(tab.evaluate("document.querySelector('video').currentTime"))
-        finally:
-            context.close()
 
 
 def _default_sigint() -> None:

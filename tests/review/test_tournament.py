@@ -11,7 +11,6 @@ import html
 import json
 import re
 import shutil
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 from referee.cli import main
 from review.tournament import MatchEntry, TournamentSummary, build_tournament_page
 from rules.starcluster import StarClusterConfig
-from runs import CHROMIUM, CHROMIUM_ARGS, SAMPLES, truth_run
+from runs import CHROMIUM, SAMPLES, Seen, browse, truth_run
 
 SCRIPT_ERROR = '<script>window.pwned = 1</script> & "quoted"\n  worker died'
 SHOWN_ERROR = '<script>window.pwned = 1</script> & "quoted" worker died'  # on one line
@@ -66,42 +65,6 @@ class Day:
     page: Path
     entries: tuple[MatchEntry, ...]
     summary: TournamentSummary
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What the browser saw: console errors, every URL asked for besides the page, and READ_PAGE's answer."""
-
-    errors: tuple[str, ...]
-    requests: tuple[str, ...]
-    dom: dict[str, Any]
-
-
-def browse(pages: list[Path], script: str = READ_PAGE, wait_for: str | None = None) -> list[Seen]:
-    """Open each page in Debian's Chromium as tests/review/runs.py's open_report does, and run `script` on it."""
-    from playwright.sync_api import sync_playwright
-
-    seen = []
-    with tempfile.TemporaryDirectory() as profile, sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1200, "height": 900})
-        try:
-            for html_path in pages:
-                errors: list[str] = []
-                requests: list[str] = []
-                page = context.new_page()
-                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-                page.on("pageerror", lambda e: errors.append(str(e)))
-                page.on("request", lambda r: requests.append(r.url) if r.url != html_path.as_uri() else None)
-                page.goto(html_path.as_uri(), wait_until="load")
-                if wait_for:
-                    page.wait_for_function(wait_for, timeout=10_000)
-                seen.append(Seen(tuple(errors), tuple(requests), page.evaluate(script)))
-                page.close()
-        finally:
-            context.close()
-    return seen
 
 
 def copy_run(source: Path, to: Path) -> Path:
@@ -160,7 +123,7 @@ def day(tmp_path_factory, sc_run, pb_run) -> Day:
 @pytest.fixture(scope="module")
 def seen(day) -> Seen:
     assert Path(CHROMIUM).exists(), "the browser test needs Chromium: run `make browser`"
-    [page] = browse([day.page], wait_for="document.querySelector('video').readyState >= 1")
+    [page] = browse([day.page], READ_PAGE, wait_for="document.querySelector('video').readyState >= 1")
     return page
 
 
@@ -368,7 +331,7 @@ def test_an_empty_or_all_failed_batch_still_gives_a_page(tmp_path):
     ], tmp_path / "failed.html", day_reel=tmp_path / "reel.mp4")
     assert (empty.matches, empty.failed, empty.players) == (0, 0, 0)
     assert (failed.matches, failed.failed, failed.players) == (2, 2, 0)
-    shown_empty, shown_failed = browse([empty.path, failed.path])
+    shown_empty, shown_failed = browse([empty.path, failed.path], READ_PAGE)
     assert shown_empty.errors == shown_failed.errors == () and shown_empty.requests == shown_failed.requests == ()
     assert "No matches in this batch." in shown_empty.dom["text"] and shown_empty.dom["matches"] == []
     assert [r["failed"] for r in shown_failed.dom["matches"]] == [True, True]
